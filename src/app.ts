@@ -1,0 +1,99 @@
+import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
+import { HTTPException } from "hono/http-exception";
+import { authenticate } from "./auth/middleware.ts";
+import { contactRoutes } from "./contacts/routes.ts";
+import { ApiError, errorResponse } from "./errors.ts";
+import type { AppDeps, AppEnv } from "./http/env.ts";
+import { commonErrors, json, security } from "./http/openapi.ts";
+import { requestContext } from "./http/request-context.ts";
+import { validationFailure } from "./http/validation.ts";
+import { interactionRoutes } from "./interactions/routes.ts";
+import { referenceRoutes } from "./reference/routes.ts";
+
+const defaultHook = (result: { success: boolean; error?: unknown }) => {
+  if (!result.success) throw validationFailure(result.error as z.ZodError);
+};
+
+const PingSchema = z
+  .object({
+    projectId: z.string(),
+    keyId: z.string(),
+    scopes: z.array(z.string()),
+    environment: z.enum(["production", "sandbox"]),
+  })
+  .openapi("Ping");
+
+/** The versioned API (interface §4), mounted under /v1. */
+function createApi() {
+  const api = new OpenAPIHono<AppEnv>({ defaultHook });
+  api.use("*", authenticate());
+  api.openapi(
+    createRoute({
+      method: "get",
+      path: "/ping",
+      summary: "Verify a key",
+      tags: ["Service"],
+      security,
+      responses: { 200: json(PingSchema, "The key's project and scopes."), ...commonErrors },
+    }),
+    (c) => {
+      const { projectId, keyId, scopes } = c.var.caller;
+      return c.json({ projectId, keyId, scopes, environment: c.var.deps.config.CRM_ENV }, 200);
+    },
+  );
+  api.route("/", referenceRoutes);
+  api.route("/", contactRoutes);
+  api.route("/", interactionRoutes);
+  api.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", { type: "http", scheme: "bearer" });
+  return api;
+}
+
+/** Path templates of the API, for telling 405 from 404. */
+function routeMatchers(api: OpenAPIHono<AppEnv>) {
+  return api.openAPIRegistry.definitions
+    .filter((d) => d.type === "route")
+    .map((d) => {
+      const { method, path } = (d as unknown as { route: { method: string; path: string } }).route;
+      const pattern = new RegExp(`^/v1${path.replace(/\{[^/]+\}/g, "[^/]+")}/?$`);
+      return { method: method.toUpperCase(), pattern };
+    });
+}
+
+/** Builds the whole HTTP surface from its dependencies (style: createApp(deps)). */
+export function createApp(deps: AppDeps) {
+  const app = new OpenAPIHono<AppEnv>({ defaultHook });
+  const api = createApi();
+  const matchers = routeMatchers(api);
+  const document = () =>
+    api.getOpenAPI31Document({
+      openapi: "3.1.0",
+      info: { title: "CRM service", version: "1.0.0", description: "Contacts, interaction logs and webhooks." },
+      servers: [{ url: "/v1" }],
+    });
+
+  app.use("*", requestContext(deps));
+  app.get("/healthz", (c) => c.json({ status: "ok" }));
+  app.get("/readyz", (c) => (deps.isReady() ? c.json({ status: "ready" }) : c.json({ status: "not ready" }, 503)));
+  app.get("/v1/openapi.json", (c) => c.json(document()));
+  app.route("/v1", api);
+
+  app.notFound((c) => {
+    const allowed = matchers.filter((m) => m.pattern.test(c.req.path)).map((m) => m.method);
+    if (allowed.length > 0) {
+      c.header("Allow", allowed.join(", "));
+      return errorResponse(c, new ApiError("ERR_METHOD_NOT_ALLOWED", `${c.req.method} is not allowed here.`));
+    }
+    return errorResponse(c, new ApiError("ERR_NOT_FOUND", "No such resource."));
+  });
+
+  app.onError((error, c) => {
+    if (error instanceof ApiError) return errorResponse(c, error);
+    if (error instanceof HTTPException) {
+      if (error.status === 415) return errorResponse(c, new ApiError("ERR_UNSUPPORTED_MEDIA_TYPE", "Send the body as application/json."));
+      if (error.status === 400) return errorResponse(c, new ApiError("ERR_INVALID_JSON", "The body is not valid JSON.", "body"));
+    }
+    deps.log.error("unhandled error", { requestId: c.var.requestId, error: String((error as Error)?.stack ?? error) });
+    return errorResponse(c, new ApiError("ERR_INTERNAL", "Internal server error."));
+  });
+  return app;
+}

@@ -1,0 +1,120 @@
+/**
+ * In-memory token buckets (decisions §9). A bucket holds `capacity` tokens and refills
+ * `capacity` per `windowMs`, continuously. Time is passed in, so tests drive it.
+ */
+export class TokenBucket {
+  private tokens: number;
+  private updatedAt: number;
+
+  constructor(
+    public capacity: number,
+    public windowMs: number,
+    now: number,
+  ) {
+    this.tokens = capacity;
+    this.updatedAt = now;
+  }
+
+  /** Tokens now, refilled up to the capacity. */
+  level(now: number): number {
+    const refill = ((now - this.updatedAt) * this.capacity) / this.windowMs;
+    this.tokens = Math.min(this.capacity, this.tokens + Math.max(0, refill));
+    this.updatedAt = now;
+    return this.tokens;
+  }
+
+  take(now: number): void {
+    this.level(now);
+    this.tokens -= 1;
+  }
+
+  /** Seconds until one whole token is back (Retry-After of a 429). */
+  secondsUntilToken(now: number): number {
+    const missing = 1 - this.level(now);
+    return missing <= 0 ? 0 : Math.ceil((missing * this.windowMs) / this.capacity / 1000);
+  }
+
+  /** Seconds until the bucket is full (RateLimit-Reset). */
+  secondsUntilFull(now: number): number {
+    const missing = this.capacity - this.level(now);
+    return Math.ceil((missing * this.windowMs) / this.capacity / 1000);
+  }
+
+  /** Changes the capacity when the project's setting changes, keeping the tokens spent. */
+  resize(capacity: number, now: number): void {
+    if (capacity === this.capacity) return;
+    const spent = this.capacity - this.level(now);
+    this.capacity = capacity;
+    this.tokens = Math.max(0, capacity - spent);
+  }
+}
+
+export interface LimitDecision {
+  allowed: boolean;
+  /** The bucket the headers describe: the refusing one, or the one with fewer tokens left. */
+  name: string;
+  limit: number;
+  remaining: number;
+  resetSeconds: number;
+  retryAfterSeconds: number;
+}
+
+/**
+ * Checks every bucket first and consumes from all only when all allow, so a rejected
+ * request consumes nothing (decisions §9).
+ */
+export function consume(buckets: Array<{ name: string; bucket: TokenBucket }>, now: number): LimitDecision {
+  const refusing = buckets.find(({ bucket }) => bucket.level(now) < 1);
+  if (refusing) {
+    const { name, bucket } = refusing;
+    return {
+      allowed: false,
+      name,
+      limit: bucket.capacity,
+      remaining: 0,
+      resetSeconds: bucket.secondsUntilFull(now),
+      retryAfterSeconds: Math.max(1, bucket.secondsUntilToken(now)),
+    };
+  }
+  for (const { bucket } of buckets) bucket.take(now);
+  const tightest = buckets.reduce((a, b) => (b.bucket.level(now) < a.bucket.level(now) ? b : a));
+  return {
+    allowed: true,
+    name: tightest.name,
+    limit: tightest.bucket.capacity,
+    remaining: Math.floor(tightest.bucket.level(now)),
+    resetSeconds: tightest.bucket.secondsUntilFull(now),
+    retryAfterSeconds: 0,
+  };
+}
+
+/** Fixed one-minute windows per client address for failed authentications (decisions §12). */
+export class FailureWindow {
+  private readonly windows = new Map<string, { start: number; count: number }>();
+  constructor(private readonly limit: number, private readonly windowMs = 60_000) {}
+
+  /** Records a failure; false when the address is past its limit for this window. */
+  fail(address: string, now: number): boolean {
+    const w = this.windows.get(address);
+    if (!w || now - w.start >= this.windowMs) {
+      this.windows.set(address, { start: now, count: 1 });
+      return true;
+    }
+    w.count += 1;
+    return w.count <= this.limit;
+  }
+
+  blocked(address: string, now: number): boolean {
+    const w = this.windows.get(address);
+    return !!w && now - w.start < this.windowMs && w.count >= this.limit;
+  }
+
+  secondsLeft(address: string, now: number): number {
+    const w = this.windows.get(address);
+    return w ? Math.max(1, Math.ceil((w.start + this.windowMs - now) / 1000)) : 0;
+  }
+
+  sweep(now: number): void {
+    for (const [address, w] of this.windows) if (now - w.start >= this.windowMs) this.windows.delete(address);
+  }
+}

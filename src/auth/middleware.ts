@@ -1,0 +1,53 @@
+import type { MiddlewareHandler } from "hono";
+import { ApiError, UNAUTHORIZED_MESSAGE } from "../errors.ts";
+import type { AppEnv } from "../http/env.ts";
+import { isWellFormedKey } from "./key-format.ts";
+import { rateLimitHeaders } from "./rate-limiter.ts";
+import type { Scope } from "./scopes.ts";
+
+/**
+ * Verifies `Authorization: Bearer <key>` (interface §5). Every cause of failure gets the
+ * same 401; past 30 failures a minute from one address, 429 (decisions §12). Then takes a
+ * token from the key's buckets, so a valid key's answers all carry the RateLimit headers.
+ */
+export function authenticate(): MiddlewareHandler<AppEnv> {
+  return async function authenticate(c, next) {
+    const deps = c.var.deps;
+    const header = c.req.header("authorization") ?? "";
+    const match = /^Bearer ([^\s]+)$/i.exec(header.trim());
+    const key = match?.[1] ?? "";
+    const env = deps.config.CRM_ENV;
+    const caller = isWellFormedKey(key, env) ? await deps.keys.verify(key) : null;
+    if (!caller) {
+      if (!deps.limiter.failedAuth(c.env.ip)) {
+        const retryAfter = String(deps.limiter.failedAuthRetryAfter(c.env.ip));
+        throw new ApiError("ERR_RATE_LIMITED", "Too many failed authentications; retry later.", undefined, {
+          "Retry-After": retryAfter,
+        });
+      }
+      throw new ApiError("ERR_UNAUTHORIZED", UNAUTHORIZED_MESSAGE);
+    }
+    c.set("caller", caller);
+    const isContactCreate = c.req.method === "POST" && /\/v1\/contacts\/?$/.test(c.req.path);
+    const decision = deps.limiter.check(caller, isContactCreate);
+    const headers = rateLimitHeaders(decision);
+    if (!decision.allowed) {
+      throw new ApiError("ERR_RATE_LIMITED", "Rate limit exceeded; retry after the time in Retry-After.", undefined, {
+        ...headers,
+        "Retry-After": String(decision.retryAfterSeconds),
+      });
+    }
+    await next();
+    for (const [name, value] of Object.entries(headers)) c.res.headers.set(name, value);
+  };
+}
+
+/** 403 naming the missing scope (decisions §2). */
+export function requireScope(scope: Scope): MiddlewareHandler<AppEnv> {
+  return async function requireScope(c, next) {
+    if (!c.var.caller.scopes.includes(scope)) {
+      throw new ApiError("ERR_FORBIDDEN", `This API key lacks the scope ${scope}.`);
+    }
+    await next();
+  };
+}

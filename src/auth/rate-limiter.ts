@@ -1,0 +1,67 @@
+import type { Caller } from "./keys.ts";
+import { consume, FailureWindow, TokenBucket, type LimitDecision } from "./limiter.ts";
+
+const MINUTE = 60_000;
+const HOUR = 3_600_000;
+const FAILED_AUTH_PER_MINUTE = 30;
+
+/**
+ * Per-key buckets (decisions §9): every request takes from the minute bucket; POST
+ * /contacts also from the hourly create bucket. Capacities follow the project's settings.
+ */
+export class RateLimiter {
+  private readonly perKey = new Map<string, { minute: TokenBucket; creates: TokenBucket }>();
+  readonly failures = new FailureWindow(FAILED_AUTH_PER_MINUTE);
+  rejected = 0;
+
+  constructor(private readonly clock: () => number = Date.now) {}
+
+  check(caller: Caller, isContactCreate: boolean): LimitDecision {
+    const now = this.clock();
+    let b = this.perKey.get(caller.keyId);
+    if (!b) {
+      b = {
+        minute: new TokenBucket(caller.rateLimitPerMinute, MINUTE, now),
+        creates: new TokenBucket(caller.contactCreatesPerHour, HOUR, now),
+      };
+      this.perKey.set(caller.keyId, b);
+    }
+    b.minute.resize(caller.rateLimitPerMinute, now);
+    b.creates.resize(caller.contactCreatesPerHour, now);
+    const buckets = [{ name: "minute", bucket: b.minute }];
+    if (isContactCreate) buckets.push({ name: "contact-creates", bucket: b.creates });
+    const decision = consume(buckets, now);
+    if (!decision.allowed) this.rejected += 1;
+    return decision;
+  }
+
+  /** Records a failed authentication; false once the address is past 30 this minute. */
+  failedAuth(address: string): boolean {
+    return this.failures.fail(address, this.clock());
+  }
+
+  failedAuthRetryAfter(address: string): number {
+    return this.failures.secondsLeft(address, this.clock());
+  }
+
+  /** Drops buckets that are full again and expired failure windows (jobs). */
+  sweep(): void {
+    const now = this.clock();
+    for (const [id, b] of this.perKey) {
+      if (b.minute.level(now) >= b.minute.capacity && b.creates.level(now) >= b.creates.capacity) this.perKey.delete(id);
+    }
+    this.failures.sweep(now);
+  }
+}
+
+/** The interface's headers and the IETF pair (decisions §9). */
+export function rateLimitHeaders(d: LimitDecision): Record<string, string> {
+  const windowSeconds = d.name === "minute" ? 60 : 3600;
+  return {
+    "RateLimit-Limit": String(d.limit),
+    "RateLimit-Remaining": String(d.remaining),
+    "RateLimit-Reset": String(d.resetSeconds),
+    "RateLimit-Policy": `"${d.name}";q=${d.limit};w=${windowSeconds}`,
+    RateLimit: `"${d.name}";r=${d.remaining};t=${d.resetSeconds}`,
+  };
+}

@@ -1,0 +1,53 @@
+import { z } from "zod";
+
+/** Parses `5m`, `2.5h`, `10s`, `250ms` into milliseconds (decisions §1 retry schedule). */
+export function parseDuration(text: string): number | null {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(text.trim());
+  if (!m) return null;
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] as "ms" | "s" | "m" | "h"];
+  return Math.round(Number(m[1]) * unit);
+}
+
+const schedule = z.string().transform((value, ctx) => {
+  const parts = value.split(",").map((p) => p.trim()).filter(Boolean);
+  const ms = parts.map(parseDuration);
+  if (ms.some((v) => v === null)) {
+    ctx.addIssue({ code: "custom", message: "expected durations like 10s,1m,5m,2.5h" });
+    return z.NEVER;
+  }
+  return ms as number[];
+});
+
+const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
+const port = z.coerce.number().int().min(0).max(65535);
+
+/** Every setting of decisions §1, one schema, parsed once at start. */
+export const configSchema = z.object({
+  PORT: port.default(8080),
+  HOST: z.string().min(1).default("127.0.0.1"),
+  CRM_DB_PATH: z.string().min(1).default("./data/crm.db"),
+  CRM_ENV: z.enum(["production", "sandbox"]).default("production"),
+  CRM_BOOTSTRAP: bool.default(true),
+  CRM_SECRET_KEY: z.string().optional(),
+  CRM_SYNCHRONOUS: z.enum(["NORMAL", "FULL"]).default("NORMAL"),
+  CRM_WEBHOOK_RETRY_SCHEDULE: schedule.default([10_000, 60_000, 300_000, 1_800_000, 3_600_000, 7_200_000, 9_000_000]),
+  CRM_WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(1).default(10_000),
+  CRM_OUTBOX_POLL_MS: z.coerce.number().int().min(1).default(500),
+  CRM_LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
+});
+
+export type Config = z.infer<typeof configSchema>;
+
+export class ConfigError extends Error {}
+
+/** Reads the environment; a bad value throws one line naming the variable (decisions §1). */
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  const parsed = configSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const name = String(issue.path[0] ?? "environment");
+    throw new ConfigError(`invalid ${name}=${JSON.stringify(env[name] ?? "")}: ${issue.message}`);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,75 @@
+import type { Db } from "../db/schema.ts";
+import { validationError } from "../errors.ts";
+import { checkCustomValue } from "../reference/custom-fields.ts";
+import { allCustomFields, findContactType, resolveTags } from "../reference/repository.ts";
+import type { ContactInput } from "./schemas.ts";
+import type { ContactState } from "./state.ts";
+
+const PLAIN_FIELDS = ["source", "firstName", "lastName", "email", "phone", "businessName", "website", "notes"] as const;
+
+/**
+ * Applies a validated create or PATCH body to a state with JSON Merge Patch semantics
+ * (decisions §5): fields sent change, null clears, address and customFields merge key by
+ * key, tags replace the set. Checks what needs the project's reference data and returns
+ * the next state; writes nothing but tags that did not exist yet.
+ */
+export async function applyContactInput(db: Db, projectId: string, current: ContactState, input: ContactInput): Promise<ContactState> {
+  const next: ContactState = { ...current, address: { ...current.address }, customFields: { ...current.customFields } };
+
+  for (const key of PLAIN_FIELDS) {
+    if (input[key] !== undefined) next[key] = key === "email" && input.email ? input.email.trim() : input[key] ?? null;
+  }
+  if (input.subscribed !== undefined) next.subscribed = input.subscribed ?? false;
+  if (input.smsSubscribed !== undefined) next.smsSubscribed = input.smsSubscribed ?? false;
+
+  if (input.address === null) for (const k of Object.keys(next.address)) next.address[k as keyof typeof next.address] = null;
+  else if (input.address) for (const [k, v] of Object.entries(input.address)) if (v !== undefined) next.address[k as keyof typeof next.address] = v;
+
+  if (input.contactTypeId !== undefined) {
+    if (input.contactTypeId !== null && !(await findContactType(db, projectId, input.contactTypeId))) {
+      throw validationError("contactTypeId", "Unknown contactTypeId.");
+    }
+    next.contactTypeId = input.contactTypeId;
+  }
+
+  if (input.tags !== undefined) {
+    const tags = input.tags === null ? [] : await resolveTags(db, projectId, input.tags);
+    next.tagIds = tags.map((t) => t.id).sort();
+  }
+
+  if (input.customFields === null) next.customFields = {};
+  else if (input.customFields) await mergeCustomFields(db, projectId, next.customFields, input.customFields);
+
+  if (input.contactId !== undefined) next.contactNumber = Number(input.contactId.slice(3));
+
+  // identityType: a businessName implies business (interface §2.1 rule 2).
+  if (input.identityType) next.identityType = input.identityType;
+  else if (input.businessName) next.identityType = "business";
+  if (next.identityType === "personal" && next.businessName !== null) {
+    throw validationError("identityType", "A contact with a businessName cannot be personal.");
+  }
+  const present = [next.firstName, next.lastName, next.email, next.phone, next.businessName].some((v) => v && v.trim() !== "");
+  if (!present) {
+    throw validationError("firstName", "At least one of firstName, lastName, email, phone or businessName is required.");
+  }
+  return next;
+}
+
+async function mergeCustomFields(db: Db, projectId: string, target: Record<string, unknown>, values: Record<string, unknown>) {
+  const fields = await allCustomFields(db, projectId);
+  const byId = new Map(fields.map((f) => [f.id, f]));
+  const byTitle = new Map(fields.map((f) => [f.title, f]));
+  for (const [key, value] of Object.entries(values)) {
+    const field = byId.get(key) ?? byTitle.get(key);
+    if (!field) throw validationError(`customFields.${key}`, `Unknown custom field ${key}.`);
+    const fieldName = `customFields.${field.id}`;
+    if (value === null) {
+      if (field.type === "image" || field.type === "offering-list") throw validationError(fieldName, `${field.title}: this field is read-only.`);
+      delete target[field.id];
+      continue;
+    }
+    const checked = checkCustomValue(field, value);
+    if (!checked.ok) throw validationError(fieldName, checked.reason);
+    target[field.id] = checked.value;
+  }
+}

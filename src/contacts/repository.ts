@@ -1,0 +1,145 @@
+import { sql } from "kysely";
+import type { ContactRow, Db, NewContactRow } from "../db/schema.ts";
+import { prefixEnd } from "./matching.ts";
+
+export interface ContactFilters {
+  emailKey?: string | null;
+  phoneKey?: string | null;
+  contactTypeIds?: string[];
+  tagIds?: string[];
+  updatedSince?: string;
+  searchTokens?: string[];
+  /** Keyset position: [updatedAt, contactNumber] of the last row of the previous page. */
+  after?: [string, number];
+}
+
+export async function findContactRow(db: Db, projectId: string, contactNumber: number): Promise<ContactRow | undefined> {
+  return db
+    .selectFrom("contacts")
+    .selectAll()
+    .where("project_id", "=", projectId)
+    .where("contact_number", "=", contactNumber)
+    .executeTakeFirst();
+}
+
+/** One page of contacts, newest update first (decisions §5); every filter is an index lookup. */
+export async function listContactRows(db: Db, projectId: string, f: ContactFilters, limit: number): Promise<ContactRow[]> {
+  let q = db.selectFrom("contacts").selectAll("contacts").where("contacts.project_id", "=", projectId);
+  if (f.emailKey !== undefined) q = q.where("email_key", "=", f.emailKey);
+  if (f.phoneKey !== undefined) q = q.where("phone_key", "=", f.phoneKey);
+  if (f.contactTypeIds) q = f.contactTypeIds.length ? q.where("contact_type_id", "in", f.contactTypeIds) : q.where(sql<boolean>`0`);
+  if (f.updatedSince) q = q.where("updated_at", ">=", f.updatedSince);
+  for (const tagId of f.tagIds ?? []) {
+    q = q.where(({ exists, selectFrom }) =>
+      exists(
+        selectFrom("contact_tags")
+          .select("contact_tags.tag_id")
+          .whereRef("contact_tags.contact_id", "=", "contacts.id")
+          .where("contact_tags.tag_id", "=", tagId),
+      ),
+    );
+  }
+  for (const token of f.searchTokens ?? []) {
+    q = q.where("contacts.id", "in", (eb) =>
+      eb
+        .selectFrom("contact_search_terms")
+        .select("contact_id")
+        .where("contact_search_terms.project_id", "=", projectId)
+        .where("term", ">=", token)
+        .where("term", "<", prefixEnd(token)),
+    );
+  }
+  if (f.after) {
+    const [updatedAt, number] = f.after;
+    q = q.where((eb) =>
+      eb.or([eb("updated_at", "<", updatedAt), eb.and([eb("updated_at", "=", updatedAt), eb("contact_number", "<", number)])]),
+    );
+  }
+  return q.orderBy("updated_at", "desc").orderBy("contact_number", "desc").limit(limit + 1).execute();
+}
+
+export async function tagsOfContacts(db: Db, contactIds: number[]) {
+  if (contactIds.length === 0) return [];
+  return db
+    .selectFrom("contact_tags")
+    .innerJoin("tags", "tags.id", "contact_tags.tag_id")
+    .select(["contact_tags.contact_id", "tags.id", "tags.name"])
+    .where("contact_tags.contact_id", "in", contactIds)
+    .orderBy("tags.name")
+    .execute();
+}
+
+export async function contactTypesByIds(db: Db, ids: string[]) {
+  if (ids.length === 0) return [];
+  return db.selectFrom("contact_types").select(["id", "name", "category"]).where("id", "in", ids).execute();
+}
+
+/** Other contacts of the project sharing a match key (duplicateSignal, interface §2.1). */
+export async function countOthersWith(db: Db, projectId: string, column: "email_key" | "phone_key", key: string, selfId: number) {
+  const row = await db
+    .selectFrom("contacts")
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .where("project_id", "=", projectId)
+    .where(column, "=", key)
+    .where("id", "!=", selfId)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export async function insertContactRow(db: Db, row: NewContactRow): Promise<number> {
+  const inserted = await db.insertInto("contacts").values(row).returning("id").executeTakeFirstOrThrow();
+  return inserted.id;
+}
+
+export async function updateContactRow(db: Db, id: number, row: Partial<NewContactRow>): Promise<void> {
+  await db.updateTable("contacts").set(row).where("id", "=", id).execute();
+}
+
+export async function contactNumberTaken(db: Db, projectId: string, contactNumber: number): Promise<boolean> {
+  return (await findContactRow(db, projectId, contactNumber)) !== undefined;
+}
+
+export async function replaceContactTags(db: Db, contactId: number, tagIds: string[]): Promise<void> {
+  await db.deleteFrom("contact_tags").where("contact_id", "=", contactId).execute();
+  if (tagIds.length) {
+    await db.insertInto("contact_tags").values(tagIds.map((tag_id) => ({ contact_id: contactId, tag_id }))).execute();
+  }
+}
+
+export async function replaceSearchTerms(db: Db, projectId: string, contactId: number, terms: string[]): Promise<void> {
+  await db.deleteFrom("contact_search_terms").where("contact_id", "=", contactId).execute();
+  if (terms.length) {
+    await db
+      .insertInto("contact_search_terms")
+      .values(terms.map((term) => ({ project_id: projectId, term, contact_id: contactId })))
+      .execute();
+  }
+}
+
+/**
+ * Takes the next contact number and counts the contact toward the quota, in the request's
+ * transaction; the caller refuses the create when the count passes the quota.
+ */
+export async function allocateContactNumber(db: Db, projectId: string) {
+  return db
+    .updateTable("projects")
+    .set((eb) => ({ last_contact_number: eb("last_contact_number", "+", 1), contact_count: eb("contact_count", "+", 1) }))
+    .where("id", "=", projectId)
+    .returning(["last_contact_number", "contact_count", "contact_quota", "default_region"])
+    .executeTakeFirstOrThrow();
+}
+
+/** After a relabel to CR-n, generated numbers continue past n (decisions §12). */
+export async function moveContactCounterPast(db: Db, projectId: string, n: number): Promise<void> {
+  await db
+    .updateTable("projects")
+    .set({ last_contact_number: n })
+    .where("id", "=", projectId)
+    .where("last_contact_number", "<", n)
+    .execute();
+}
+
+export async function projectRegion(db: Db, projectId: string): Promise<string> {
+  const row = await db.selectFrom("projects").select("default_region").where("id", "=", projectId).executeTakeFirstOrThrow();
+  return row.default_region;
+}

@@ -1,0 +1,95 @@
+import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
+import { notFound } from "../errors.ts";
+import type { AppEnv } from "../http/env.ts";
+import { commonErrors, errors, json, jsonRequest, reading, security, writing } from "../http/openapi.ts";
+import { listContacts } from "./list.ts";
+import {
+  ContactIdParam,
+  ContactList,
+  ContactSchema,
+  ContactWithSignal,
+  CreateContactBody,
+  ListContactsQuery,
+  PatchContactBody,
+} from "./schemas.ts";
+import { createContact, getContactWithSignal, parseContactId, patchContact } from "./service.ts";
+
+/** Contacts (interface §4.2). Handlers stay thin: validate, call the service, answer. */
+export const contactRoutes = new OpenAPIHono<AppEnv>();
+
+const tags = ["Contacts"];
+
+const contactNumberOf = (contactId: string) => {
+  const n = parseContactId(contactId);
+  if (n === null) throw notFound("Contact");
+  return n;
+};
+
+contactRoutes.openapi(
+  createRoute({
+    method: "post",
+    path: "/contacts",
+    summary: "Create a contact",
+    description: "Always creates; never upserts. Accepts an Idempotency-Key header.",
+    tags,
+    security,
+    middleware: writing("contacts:write"),
+    request: { body: jsonRequest(CreateContactBody) },
+    responses: { 201: json(ContactSchema, "The created contact."), ...commonErrors, 402: errors[402], 413: errors[413], 415: errors[415] },
+  }),
+  async (c) => {
+    const contact = await createContact(c.var.db, c.var.caller.projectId, c.req.valid("json"));
+    c.header("Location", `/v1/contacts/${contact.contactId}`);
+    return c.json(contact, 201);
+  },
+);
+
+contactRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/contacts",
+    summary: "List contacts",
+    tags,
+    security,
+    middleware: reading("contacts:read"),
+    request: { query: ListContactsQuery },
+    responses: { 200: json(ContactList, "One page, most recently updated first."), ...commonErrors },
+  }),
+  async (c) => c.json(await listContacts(c.var.db, c.var.deps.cursors, c.var.caller.projectId, c.req.valid("query")), 200),
+);
+
+contactRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/contacts/{contactId}",
+    summary: "Get a contact with its duplicateSignal",
+    tags,
+    security,
+    middleware: reading("contacts:read"),
+    request: { params: ContactIdParam },
+    responses: { 200: json(ContactWithSignal, "The contact."), ...commonErrors, 404: errors[404] },
+  }),
+  async (c) => {
+    const n = contactNumberOf(c.req.valid("param").contactId);
+    return c.json(await getContactWithSignal(c.var.db, c.var.caller.projectId, n), 200);
+  },
+);
+
+contactRoutes.openapi(
+  createRoute({
+    method: "patch",
+    path: "/contacts/{contactId}",
+    summary: "Merge-patch a contact",
+    description: "Fields sent change; null clears; address and customFields merge; tags replace. A contactId relabels.",
+    tags,
+    security,
+    middleware: writing("contacts:write"),
+    request: { params: ContactIdParam, body: jsonRequest(PatchContactBody) },
+    responses: { 200: json(ContactSchema, "The contact after the change."), ...commonErrors, 404: errors[404], 409: errors[409] },
+  }),
+  async (c) => {
+    const n = contactNumberOf(c.req.valid("param").contactId);
+    const { contact } = await patchContact(c.var.db, c.var.caller.projectId, n, c.req.valid("json"));
+    return c.json(contact, 200);
+  },
+);

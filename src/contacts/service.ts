@@ -1,0 +1,156 @@
+import type { ContactRow, Db, NewContactRow } from "../db/schema.ts";
+import { ApiError, notFound } from "../errors.ts";
+import { recordEvent } from "../events/record.ts";
+import { isoNow } from "../lib/time.ts";
+import { defaultContactType } from "../reference/repository.ts";
+import { applyContactInput } from "./apply.ts";
+import { emailKey, phoneKey, searchTerms } from "./matching.ts";
+import * as repo from "./repository.ts";
+import type { Contact, ContactInput } from "./schemas.ts";
+import { blankState, changedFields, stateFromRow, type ContactState } from "./state.ts";
+
+export const formatContactId = (n: number) => `CR-${n}`;
+
+/** `CR-<digits>` → its number; null for anything else (then the contact is not found). */
+export function parseContactId(contactId: string): number | null {
+  const m = /^CR-(\d{1,15})$/.exec(contactId);
+  return m ? Number(m[1]) : null;
+}
+
+/** Creates a contact (interface §4.2, decisions §5) and records contact.created. */
+export async function createContact(
+  db: Db,
+  projectId: string,
+  input: ContactInput,
+  options: { source?: string; emitEvent?: boolean } = {},
+): Promise<Contact> {
+  const counter = await repo.allocateContactNumber(db, projectId);
+  if (counter.contact_quota !== null && counter.contact_count > counter.contact_quota) {
+    throw new ApiError("ERR_QUOTA_EXCEEDED", `The project's contact quota of ${counter.contact_quota} is exhausted.`);
+  }
+  const blank = blankState(counter.last_contact_number);
+  if (options.source) blank.source = options.source;
+  blank.contactTypeId = (await defaultContactType(db, projectId))?.id ?? null;
+  const state = await applyContactInput(db, projectId, blank, input);
+  if (state.contactNumber !== blank.contactNumber) throw new ApiError("ERR_FORM_VALIDATION", "contactId is set by the service.", "contactId");
+  const now = isoNow();
+  const id = await repo.insertContactRow(db, { ...toRow(state, projectId, counter.default_region), created_at: now, updated_at: now });
+  await repo.replaceContactTags(db, id, state.tagIds);
+  await repo.replaceSearchTerms(db, projectId, id, termsOf(state));
+  const contact = await loadContact(db, projectId, state.contactNumber);
+  if (options.emitEvent !== false) await recordEvent(db, projectId, "contact.created", { contact });
+  return contact;
+}
+
+/** Merge-patches a contact (decisions §5); a PATCH that changes nothing writes nothing. */
+export async function patchContact(db: Db, projectId: string, contactNumber: number, input: ContactInput) {
+  const row = await repo.findContactRow(db, projectId, contactNumber);
+  if (!row) throw notFound("Contact");
+  const tagRows = await repo.tagsOfContacts(db, [row.id]);
+  const before = stateFromRow(row, tagRows.map((t) => t.id));
+  const after = await applyContactInput(db, projectId, before, input);
+  const changed = changedFields(before, after);
+  if (changed.length === 0) return { contact: await toContact(db, row), changed };
+
+  if (after.contactNumber !== before.contactNumber) {
+    if (await repo.contactNumberTaken(db, projectId, after.contactNumber)) {
+      throw new ApiError("ERR_CONFLICT", `contactId ${formatContactId(after.contactNumber)} is already in use.`, "contactId");
+    }
+    await repo.moveContactCounterPast(db, projectId, after.contactNumber);
+  }
+  const region = await repo.projectRegion(db, projectId);
+  await repo.updateContactRow(db, row.id, { ...toRow(after, projectId, region), updated_at: isoNow() });
+  if (changed.includes("tags")) await repo.replaceContactTags(db, row.id, after.tagIds);
+  if (changed.some((f) => ["firstName", "lastName", "businessName", "email", "contactId"].includes(f))) {
+    await repo.replaceSearchTerms(db, projectId, row.id, termsOf(after));
+  }
+  const contact = await loadContact(db, projectId, after.contactNumber);
+  const data: Record<string, unknown> = { contact, changedFields: changed };
+  if (changed.includes("contactId")) data.previousContactId = formatContactId(before.contactNumber);
+  await recordEvent(db, projectId, "contact.updated", data);
+  return { contact, changed };
+}
+
+/** GET one contact with duplicateSignal (interface §2.1). */
+export async function getContactWithSignal(db: Db, projectId: string, contactNumber: number) {
+  const row = await repo.findContactRow(db, projectId, contactNumber);
+  if (!row) throw notFound("Contact");
+  const [contact, emailMatches, phoneMatches] = await Promise.all([
+    toContact(db, row),
+    row.email_key ? repo.countOthersWith(db, projectId, "email_key", row.email_key, row.id) : 0,
+    row.phone_key ? repo.countOthersWith(db, projectId, "phone_key", row.phone_key, row.id) : 0,
+  ]);
+  return { ...contact, duplicateSignal: { emailMatches, phoneMatches } };
+}
+
+export async function loadContact(db: Db, projectId: string, contactNumber: number): Promise<Contact> {
+  const row = await repo.findContactRow(db, projectId, contactNumber);
+  if (!row) throw notFound("Contact");
+  return toContact(db, row);
+}
+
+export async function toContact(db: Db, row: ContactRow): Promise<Contact> {
+  return (await toContacts(db, [row]))[0]!;
+}
+
+/** Rows → API contacts with their type and tags, two queries whatever the page size. */
+export async function toContacts(db: Db, rows: ContactRow[]): Promise<Contact[]> {
+  const typeIds = [...new Set(rows.map((r) => r.contact_type_id).filter((id): id is string => id !== null))];
+  const [types, tags] = await Promise.all([repo.contactTypesByIds(db, typeIds), repo.tagsOfContacts(db, rows.map((r) => r.id))]);
+  const typeById = new Map(types.map((t) => [t.id, t]));
+  const tagsByContact = new Map<number, Array<{ id: string; name: string }>>();
+  for (const t of tags) {
+    const list = tagsByContact.get(t.contact_id) ?? [];
+    list.push({ id: t.id, name: t.name });
+    tagsByContact.set(t.contact_id, list);
+  }
+  return rows.map((row) => {
+    const s = stateFromRow(row, []);
+    const type = row.contact_type_id ? typeById.get(row.contact_type_id) : undefined;
+    return {
+      contactId: formatContactId(row.contact_number),
+      identityType: s.identityType,
+      source: s.source,
+      firstName: s.firstName,
+      lastName: s.lastName,
+      email: s.email,
+      phone: s.phone,
+      businessName: s.businessName,
+      website: s.website,
+      address: s.address,
+      contactType: type ? { id: type.id, name: type.name, category: type.category as "Lead" } : null,
+      tags: tagsByContact.get(row.id) ?? [],
+      subscribed: s.subscribed,
+      smsSubscribed: s.smsSubscribed,
+      notes: s.notes,
+      customFields: s.customFields,
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+    };
+  });
+}
+
+function toRow(s: ContactState, projectId: string, region: string): Omit<NewContactRow, "created_at" | "updated_at"> {
+  return {
+    project_id: projectId,
+    contact_number: s.contactNumber,
+    identity_type: s.identityType,
+    source: s.source,
+    first_name: s.firstName,
+    last_name: s.lastName,
+    email: s.email,
+    email_key: emailKey(s.email),
+    phone: s.phone,
+    phone_key: phoneKey(s.phone, region),
+    business_name: s.businessName,
+    website: s.website,
+    address: JSON.stringify(s.address),
+    contact_type_id: s.contactTypeId,
+    subscribed: s.subscribed ? 1 : 0,
+    sms_subscribed: s.smsSubscribed ? 1 : 0,
+    notes: s.notes,
+    custom_fields: JSON.stringify(s.customFields),
+  };
+}
+
+const termsOf = (s: ContactState) => searchTerms({ ...s, contactId: formatContactId(s.contactNumber) });

@@ -1,0 +1,30 @@
+import { Kysely } from "kysely";
+import { dirname } from "node:path";
+import { runtime, type SqliteHandle } from "../runtime/index.ts";
+import type { Database } from "./schema.ts";
+import { migrate } from "./migrate.ts";
+
+export interface OpenDatabase {
+  db: Kysely<Database>;
+  raw: SqliteHandle;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the database with its pragmas, in this order (decisions §11, PocketBase's
+ * db_connect): busy_timeout first so the CLI and server wait for each other instead of
+ * failing; WAL so readers never block the writer; synchronous from CRM_SYNCHRONOUS
+ * (NORMAL survives a process kill in WAL mode, FULL also a power cut); foreign keys on.
+ * Then applies pending migrations.
+ */
+export async function openDatabase(path: string, synchronous: "NORMAL" | "FULL"): Promise<OpenDatabase> {
+  if (path !== ":memory:") runtime.mkdirp(dirname(path));
+  const raw = runtime.openSqlite(path);
+  raw.exec("PRAGMA busy_timeout = 5000");
+  raw.exec("PRAGMA journal_mode = WAL");
+  raw.exec(`PRAGMA synchronous = ${synchronous}`);
+  raw.exec("PRAGMA foreign_keys = ON");
+  migrate(raw);
+  const db = new Kysely<Database>({ dialect: raw.dialect });
+  return { db, raw, close: () => db.destroy() };
+}

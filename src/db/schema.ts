@@ -1,0 +1,104 @@
+import type { Generated, Insertable, Kysely, Selectable, Transaction } from "kysely";
+
+/** Row types of db/*.sql, as Kysely sees them. */
+export interface Database {
+  settings: { name: string; value: string };
+  projects: {
+    id: string;
+    name: string;
+    contact_quota: number | null;
+    rate_limit_per_minute: Generated<number>;
+    contact_creates_per_hour: Generated<number>;
+    default_region: Generated<string>;
+    last_contact_number: Generated<number>;
+    contact_count: Generated<number>;
+    created_at: string;
+    updated_at: string;
+  };
+  api_keys: {
+    id: string;
+    project_id: string;
+    name: string | null;
+    key_hash: string;
+    hint: string;
+    scopes: string;
+    expires_at: string | null;
+    revoked_at: string | null;
+    last_used_at: string | null;
+    created_at: string;
+  };
+  contact_types: {
+    id: string;
+    project_id: string;
+    name: string;
+    category: string;
+    is_default: number;
+    created_at: string;
+  };
+  interaction_types: { id: string; project_id: string; name: string; created_at: string };
+  custom_fields: {
+    id: string;
+    project_id: string;
+    title: string;
+    type: string;
+    options: string | null;
+    created_at: string;
+  };
+  tags: { id: string; project_id: string; name: string; name_key: string; created_at: string };
+  contacts: {
+    id: Generated<number>;
+    project_id: string;
+    contact_number: number;
+    identity_type: string;
+    source: string | null;
+    first_name: string | null;
+    last_name: string | null;
+    email: string | null;
+    email_key: string | null;
+    phone: string | null;
+    phone_key: string | null;
+    business_name: string | null;
+    website: string | null;
+    address: string;
+    contact_type_id: string | null;
+    subscribed: number;
+    sms_subscribed: number;
+    notes: string | null;
+    custom_fields: string;
+    created_at: string;
+    updated_at: string;
+  };
+  contact_tags: { contact_id: number; tag_id: string };
+  contact_search_terms: { project_id: string; term: string; contact_id: number };
+  interaction_logs: {
+    id: string;
+    project_id: string;
+    contact_id: number;
+    interaction_type_id: string | null;
+    note: string;
+    fields: string;
+    date: string;
+    unique_identifier: string | null;
+    created_at: string;
+  };
+  events: { id: string; project_id: string; type: string; body: string; created_at: string };
+  idempotency_records: {
+    api_key_id: string;
+    key: string;
+    method: string;
+    path: string;
+    body_hash: string;
+    status: number;
+    response_body: string;
+    headers: string;
+    created_at: string;
+  };
+}
+
+/** What repositories take first: the database or an open transaction (style: Kysely example). */
+export type Db = Kysely<Database> | Transaction<Database>;
+
+export type ContactRow = Selectable<Database["contacts"]>;
+export type NewContactRow = Insertable<Database["contacts"]>;
+export type ProjectRow = Selectable<Database["projects"]>;
+export type ApiKeyRow = Selectable<Database["api_keys"]>;

@@ -1,0 +1,82 @@
+import type { Context } from "hono";
+
+/** The closed set of error codes and their statuses (decisions §8). */
+export const errorStatus = {
+  ERR_UNAUTHORIZED: 401,
+  ERR_QUOTA_EXCEEDED: 402,
+  ERR_FORBIDDEN: 403,
+  ERR_NOT_FOUND: 404,
+  ERR_METHOD_NOT_ALLOWED: 405,
+  ERR_CONFLICT: 409,
+  ERR_PAYLOAD_TOO_LARGE: 413,
+  ERR_UNSUPPORTED_MEDIA_TYPE: 415,
+  ERR_IDEMPOTENCY_KEY_REUSED: 422,
+  ERR_FORM_VALIDATION: 422,
+  ERR_INVALID_JSON: 422,
+  ERR_RATE_LIMITED: 429,
+  ERR_INTERNAL: 500,
+} as const;
+
+export type ErrorCode = keyof typeof errorStatus;
+
+const reasons: Record<number, string> = {
+  401: "Unauthorized",
+  402: "Payment Required",
+  403: "Forbidden",
+  404: "Not Found",
+  405: "Method Not Allowed",
+  409: "Conflict",
+  413: "Payload Too Large",
+  415: "Unsupported Media Type",
+  422: "Unprocessable Entity",
+  429: "Too Many Requests",
+  500: "Internal Server Error",
+};
+
+/** The one opaque 401 message, whatever the cause (interface §5 rule 4). */
+export const UNAUTHORIZED_MESSAGE = "Invalid or missing API key.";
+
+/** Every expected failure is thrown as an ApiError and rendered by `errorResponse`. */
+export class ApiError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly fieldName?: string,
+    readonly headers?: Record<string, string>,
+  ) {
+    super(message);
+    this.status = errorStatus[code];
+  }
+}
+
+export const validationError = (fieldName: string, message: string) =>
+  new ApiError("ERR_FORM_VALIDATION", message, fieldName);
+export const notFound = (what: string) => new ApiError("ERR_NOT_FOUND", `${what} not found.`);
+
+export interface ErrorEnvelope {
+  success: false;
+  statusCode: number;
+  error: string;
+  code: ErrorCode;
+  message: string;
+  fieldName?: string;
+}
+
+/** Builds the envelope of interface §7; the only place that does. */
+export function envelope(error: ApiError): ErrorEnvelope {
+  const body: ErrorEnvelope = {
+    success: false,
+    statusCode: error.status,
+    error: reasons[error.status] ?? "Error",
+    code: error.code,
+    message: error.message,
+  };
+  if (error.fieldName !== undefined) body.fieldName = error.fieldName;
+  return body;
+}
+
+export function errorResponse(c: Context, error: ApiError): Response {
+  for (const [name, value] of Object.entries(error.headers ?? {})) c.header(name, value);
+  return c.json(envelope(error), error.status as 401);
+}

@@ -1,0 +1,33 @@
+import type { Kysely } from "kysely";
+import type { Caller, KeyStore } from "../auth/keys.ts";
+import type { RateLimiter } from "../auth/rate-limiter.ts";
+import type { Config } from "../config.ts";
+import type { Database, Db } from "../db/schema.ts";
+import type { CursorCodec } from "../lib/cursor.ts";
+import type { Logger } from "../lib/log.ts";
+
+/** What createApp needs; tests and the CLI build the same (style: createApp(deps)). */
+export interface AppDeps {
+  config: Config;
+  db: Kysely<Database>;
+  keys: KeyStore;
+  limiter: RateLimiter;
+  cursors: CursorCodec;
+  log: Logger;
+  /** Called after a transaction that recorded events commits (wakes the dispatcher). */
+  onEventsCommitted(): void;
+  isReady(): boolean;
+}
+
+export interface AppEnv {
+  Bindings: { ip: string };
+  Variables: {
+    deps: AppDeps;
+    requestId: string;
+    caller: Caller;
+    /** The request's transaction on write routes, the database on reads. */
+    db: Db;
+    rawBody: string;
+    routeTemplate: string;
+  };
+}

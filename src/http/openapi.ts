@@ -1,0 +1,55 @@
+import { z } from "@hono/zod-openapi";
+import { requireScope } from "../auth/middleware.ts";
+import type { Scope } from "../auth/scopes.ts";
+import { errorStatus } from "../errors.ts";
+import { jsonBody } from "./body.ts";
+import { transactional } from "./transaction.ts";
+
+/** The error envelope of interface §7, as the OpenAPI document shows it. */
+export const ErrorSchema = z
+  .object({
+    success: z.literal(false),
+    statusCode: z.number().int(),
+    error: z.string(),
+    code: z.enum(Object.keys(errorStatus) as [keyof typeof errorStatus]),
+    message: z.string(),
+    fieldName: z.string().optional(),
+  })
+  .openapi("Error");
+
+const errorContent = (description: string) => ({ description, content: { "application/json": { schema: ErrorSchema } } });
+
+/** Error answers every authenticated route may give. */
+export const commonErrors = {
+  401: errorContent("Missing, malformed, unknown, revoked or expired API key."),
+  403: errorContent("The key lacks the scope."),
+  422: errorContent("Validation failed; fieldName names the field."),
+  429: errorContent("Rate limit exceeded; see Retry-After."),
+} as const;
+
+export const errors = {
+  402: errorContent("Contact quota exhausted."),
+  404: errorContent("Not found in this project."),
+  409: errorContent("Uniqueness conflict, or the Idempotency-Key is in flight."),
+  413: errorContent("Body over 1 MiB."),
+  415: errorContent("Body is not application/json."),
+} as const;
+
+export const json = <T extends z.ZodType>(schema: T, description: string) => ({
+  description,
+  content: { "application/json": { schema } },
+});
+
+export const jsonRequest = <T extends z.ZodType>(schema: T) => ({
+  required: true,
+  content: { "application/json": { schema } },
+});
+
+export const security = [{ bearerAuth: [] }];
+
+/** Middleware of a read route: the scope check. */
+export const reading = (scope?: Scope) => (scope ? [requireScope(scope)] : []);
+
+/** Middleware of a write route: scope, then the JSON body gate, then one transaction. */
+export const writing = (scope: Scope, options: { body: boolean } = { body: true }) =>
+  options.body ? [requireScope(scope), jsonBody(), transactional()] : [requireScope(scope), transactional()];

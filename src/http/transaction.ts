@@ -1,0 +1,87 @@
+import type { Context, MiddlewareHandler, Next } from "hono";
+import { createHash } from "node:crypto";
+import { ApiError } from "../errors.ts";
+import { findIdempotencyRecord, saveIdempotencyRecord, type StoredAnswer } from "../idempotency/repository.ts";
+import type { AppEnv } from "./env.ts";
+
+class Rollback extends Error {}
+
+/** Answer headers worth replaying besides the body. */
+const REPLAYED_HEADERS = ["content-type", "location"];
+
+/** Idempotency-Key values that are being answered right now, per API key (decisions §5: 409). */
+const inFlight = new Set<string>();
+
+/**
+ * One transaction per write request: the handler runs on `c.var.db` = the transaction,
+ * which commits only when the answer is a success; any error rolls everything back, so a
+ * request that fails writes nothing. With an `Idempotency-Key` (decisions §5) the answer is
+ * stored in that same transaction, and a repeat is answered from it.
+ */
+export function transactional(): MiddlewareHandler<AppEnv> {
+  return async function transactional(c, next) {
+    const idempotencyKey = c.req.method === "POST" ? c.req.header("idempotency-key") : undefined;
+    if (idempotencyKey === undefined) return runInTransaction(c, next);
+    if (!/^[\x20-\x7e]{1,255}$/.test(idempotencyKey)) {
+      throw new ApiError("ERR_FORM_VALIDATION", "Idempotency-Key must be 1–255 printable characters.", "Idempotency-Key");
+    }
+    const keyId = c.var.caller.keyId;
+    const token = `${keyId}\n${idempotencyKey}`;
+    if (inFlight.has(token)) {
+      throw new ApiError("ERR_CONFLICT", "A request with this Idempotency-Key is still being processed.");
+    }
+    inFlight.add(token);
+    try {
+      const request = {
+        method: c.req.method,
+        path: c.req.path,
+        bodyHash: createHash("sha256").update(c.var.rawBody ?? "").digest("hex"),
+      };
+      const stored = await findIdempotencyRecord(c.var.deps.db, keyId, idempotencyKey, Date.now());
+      if (stored) return replay(c, stored, request);
+      await runInTransaction(c, next, async (trx) => {
+        const headers: Record<string, string> = {};
+        for (const name of REPLAYED_HEADERS) {
+          const value = c.res.headers.get(name);
+          if (value !== null) headers[name] = value;
+        }
+        const answer = { ...request, status: c.res.status, body: await c.res.clone().text(), headers };
+        await saveIdempotencyRecord(trx, keyId, idempotencyKey, answer, Date.now());
+      });
+    } finally {
+      inFlight.delete(token);
+    }
+  };
+}
+
+function replay(c: Context<AppEnv>, stored: StoredAnswer, request: Pick<StoredAnswer, "method" | "path" | "bodyHash">) {
+  if (stored.method !== request.method || stored.path !== request.path || stored.bodyHash !== request.bodyHash) {
+    throw new ApiError(
+      "ERR_IDEMPOTENCY_KEY_REUSED",
+      "This Idempotency-Key was used with another request; use a new key for a new request.",
+      "Idempotency-Key",
+    );
+  }
+  return c.body(stored.body, stored.status as 200, { ...stored.headers, "Idempotent-Replayed": "true" });
+}
+
+async function runInTransaction(
+  c: Context<AppEnv>,
+  next: Next,
+  beforeCommit?: (trx: AppEnv["Variables"]["db"]) => Promise<void>,
+): Promise<void> {
+  const deps = c.var.deps;
+  try {
+    await deps.db.transaction().execute(async (trx) => {
+      c.set("db", trx);
+      await next();
+      if (c.error || c.res.status >= 400) throw new Rollback();
+      await beforeCommit?.(trx);
+    });
+    deps.onEventsCommitted();
+  } catch (error) {
+    if (!(error instanceof Rollback)) throw error;
+  } finally {
+    c.set("db", deps.db);
+  }
+}

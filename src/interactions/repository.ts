@@ -1,0 +1,71 @@
+import type { Db } from "../db/schema.ts";
+
+const columns = [
+  "interaction_logs.id",
+  "interaction_logs.interaction_type_id",
+  "interaction_logs.note",
+  "interaction_logs.fields",
+  "interaction_logs.date",
+  "interaction_logs.unique_identifier",
+  "interaction_logs.created_at",
+  "interaction_types.name as type_name",
+] as const;
+
+const withType = (db: Db) =>
+  db.selectFrom("interaction_logs").leftJoin("interaction_types", "interaction_types.id", "interaction_logs.interaction_type_id").select(columns);
+
+export async function findLogById(db: Db, id: string) {
+  return withType(db).where("interaction_logs.id", "=", id).executeTakeFirstOrThrow();
+}
+
+export async function findLogByUniqueIdentifier(db: Db, contactId: number, uniqueIdentifier: string) {
+  return withType(db)
+    .where("interaction_logs.contact_id", "=", contactId)
+    .where("interaction_logs.unique_identifier", "=", uniqueIdentifier)
+    .executeTakeFirst();
+}
+
+export async function insertLog(
+  db: Db,
+  row: {
+    id: string;
+    project_id: string;
+    contact_id: number;
+    interaction_type_id: string | null;
+    note: string;
+    fields: string;
+    date: string;
+    unique_identifier: string | null;
+    created_at: string;
+  },
+) {
+  await db.insertInto("interaction_logs").values(row).execute();
+}
+
+export interface LogFilters {
+  interactionTypeId?: string;
+  since?: string;
+  until?: string;
+  after?: [string, string];
+}
+
+/** A contact's timeline, newest `date` first then id (decisions §6). */
+export async function listLogs(db: Db, contactId: number, f: LogFilters, limit: number) {
+  let q = withType(db).where("interaction_logs.contact_id", "=", contactId);
+  if (f.interactionTypeId === "note") q = q.where("interaction_logs.interaction_type_id", "is", null);
+  else if (f.interactionTypeId !== undefined) q = q.where("interaction_logs.interaction_type_id", "=", f.interactionTypeId);
+  if (f.since) q = q.where("interaction_logs.date", ">=", f.since);
+  if (f.until) q = q.where("interaction_logs.date", "<=", f.until);
+  if (f.after) {
+    const [date, id] = f.after;
+    q = q.where((eb) =>
+      eb.or([
+        eb("interaction_logs.date", "<", date),
+        eb.and([eb("interaction_logs.date", "=", date), eb("interaction_logs.id", "<", id)]),
+      ]),
+    );
+  }
+  return q.orderBy("interaction_logs.date", "desc").orderBy("interaction_logs.id", "desc").limit(limit + 1).execute();
+}
+
+export type LogRow = Awaited<ReturnType<typeof findLogById>>;

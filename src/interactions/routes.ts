@@ -1,0 +1,61 @@
+import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
+import { ContactIdParam } from "../contacts/schemas.ts";
+import { parseContactId } from "../contacts/service.ts";
+import { notFound } from "../errors.ts";
+import type { AppEnv } from "../http/env.ts";
+import { commonErrors, errors, json, jsonRequest, reading, security, writing } from "../http/openapi.ts";
+import { CreateInteractionBody, InteractionList, InteractionLogSchema, ListInteractionsQuery } from "./schemas.ts";
+import { createInteraction, listInteractions } from "./service.ts";
+
+/** Interaction logs (interface §4.3). */
+export const interactionRoutes = new OpenAPIHono<AppEnv>();
+
+const tags = ["Interaction logs"];
+
+const contactNumberOf = (contactId: string) => {
+  const n = parseContactId(contactId);
+  if (n === null) throw notFound("Contact");
+  return n;
+};
+
+interactionRoutes.openapi(
+  createRoute({
+    method: "post",
+    path: "/contacts/{contactId}/interactions",
+    summary: "Add an interaction log",
+    description: "201 when created; 200 with the stored log when uniqueIdentifier was used before on this contact.",
+    tags,
+    security,
+    middleware: writing("interactions:write"),
+    request: { params: ContactIdParam, body: jsonRequest(CreateInteractionBody) },
+    responses: {
+      201: json(InteractionLogSchema, "Created."),
+      200: json(InteractionLogSchema, "Replay of a uniqueIdentifier: the stored log."),
+      ...commonErrors,
+      404: errors[404],
+    },
+  }),
+  async (c) => {
+    const n = contactNumberOf(c.req.valid("param").contactId);
+    const { log, created } = await createInteraction(c.var.db, c.var.caller.projectId, n, c.req.valid("json"));
+    return created ? c.json(log, 201) : c.json(log, 200);
+  },
+);
+
+interactionRoutes.openapi(
+  createRoute({
+    method: "get",
+    path: "/contacts/{contactId}/interactions",
+    summary: "List a contact's interaction logs",
+    tags,
+    security,
+    middleware: reading("contacts:read"),
+    request: { params: ContactIdParam, query: ListInteractionsQuery },
+    responses: { 200: json(InteractionList, "One page, newest first."), ...commonErrors, 404: errors[404] },
+  }),
+  async (c) => {
+    const n = contactNumberOf(c.req.valid("param").contactId);
+    const page = await listInteractions(c.var.db, c.var.deps.cursors, c.var.caller.projectId, n, c.req.valid("query"));
+    return c.json(page, 200);
+  },
+);

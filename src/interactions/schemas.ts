@@ -1,0 +1,62 @@
+import { z } from "@hono/zod-openapi";
+import { cursorParam, limitParam, listEnvelope } from "../lib/pagination.ts";
+import { toIso } from "../lib/time.ts";
+
+const isoTime = z.string().refine((v) => toIso(v) !== null, "must be an ISO 8601 timestamp.");
+
+/** Body of POST /contacts/{contactId}/interactions (interface §4.3, decisions §6). */
+export const CreateInteractionBody = z
+  .strictObject({
+    interactionTypeId: z.string().optional(),
+    type: z.literal("note", { error: 'type must be "note".' }).optional(),
+    note: z.string().max(65_535, "at most 65535 characters.").optional(),
+    date: isoTime.optional().openapi({ description: "Defaults to now." }),
+    fields: z
+      .record(
+        z.string().min(1, "field keys are 1–64 characters.").max(64, "field keys are 1–64 characters."),
+        z.string({ error: "field values must be strings." }).max(2000, "at most 2000 characters."),
+      )
+      .refine((f) => Object.keys(f).length <= 50, "at most 50 fields.")
+      .optional(),
+    uniqueIdentifier: z.string().min(1).max(255, "at most 255 characters.").optional().openapi({
+      description: "Makes the write idempotent per contact: a repeat answers 200 with the stored log.",
+    }),
+  })
+  .superRefine((body, ctx) => {
+    const given = Number(body.interactionTypeId !== undefined) + Number(body.type !== undefined);
+    if (given !== 1) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["interactionTypeId"],
+        message: 'Give exactly one of interactionTypeId and type: "note".',
+      });
+    }
+  })
+  .openapi("CreateInteraction");
+
+export type CreateInteractionInput = z.infer<typeof CreateInteractionBody>;
+
+export const InteractionLogSchema = z
+  .object({
+    id: z.string().openapi({ example: "il_4mZ0r1rV7m3cP2oW9yQeAa" }),
+    contactId: z.string(),
+    interactionType: z.object({ id: z.string(), name: z.string() }),
+    note: z.string(),
+    fields: z.record(z.string(), z.string()),
+    date: z.string(),
+    uniqueIdentifier: z.string().nullable(),
+    createdAt: z.string(),
+  })
+  .openapi("InteractionLog");
+
+export type InteractionLog = z.infer<typeof InteractionLogSchema>;
+
+export const ListInteractionsQuery = z.object({
+  interactionTypeId: z.string().optional().openapi({ description: 'An interaction type id, or "note".' }),
+  since: isoTime.optional(),
+  until: isoTime.optional(),
+  limit: limitParam,
+  cursor: cursorParam,
+});
+
+export const InteractionList = listEnvelope(InteractionLogSchema, "InteractionLogList");

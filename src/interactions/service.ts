@@ -1,0 +1,91 @@
+import { findContactRow } from "../contacts/repository.ts";
+import { formatContactId } from "../contacts/service.ts";
+import type { Db } from "../db/schema.ts";
+import { notFound, validationError } from "../errors.ts";
+import { recordEvent } from "../events/record.ts";
+import type { CursorCodec } from "../lib/cursor.ts";
+import { newId } from "../lib/ids.ts";
+import { toPage } from "../lib/pagination.ts";
+import { isoNow, toIso } from "../lib/time.ts";
+import { findInteractionType } from "../reference/repository.ts";
+import * as repo from "./repository.ts";
+import type { CreateInteractionInput, InteractionLog } from "./schemas.ts";
+
+const NOTE_TYPE = { id: "note", name: "Note" };
+
+function toLog(row: repo.LogRow, contactId: string): InteractionLog {
+  return {
+    id: row.id,
+    contactId,
+    interactionType: row.interaction_type_id ? { id: row.interaction_type_id, name: row.type_name ?? "" } : NOTE_TYPE,
+    note: row.note,
+    fields: JSON.parse(row.fields),
+    date: row.date,
+    uniqueIdentifier: row.unique_identifier,
+    createdAt: row.created_at,
+  };
+}
+
+async function contactOf(db: Db, projectId: string, contactNumber: number) {
+  const contact = await findContactRow(db, projectId, contactNumber);
+  if (!contact) throw notFound("Contact");
+  return contact;
+}
+
+/**
+ * Adds a log to a contact's timeline (interface §4.3). With a uniqueIdentifier already
+ * used on this contact, answers the stored log and `created: false`; nothing is written and
+ * no event fires. Requests run one transaction at a time on the writer, so concurrent first
+ * calls see each other's insert: exactly one creates.
+ */
+export async function createInteraction(db: Db, projectId: string, contactNumber: number, input: CreateInteractionInput) {
+  const contact = await contactOf(db, projectId, contactNumber);
+  const contactId = formatContactId(contact.contact_number);
+  if (input.uniqueIdentifier !== undefined) {
+    const existing = await repo.findLogByUniqueIdentifier(db, contact.id, input.uniqueIdentifier);
+    if (existing) return { log: toLog(existing, contactId), created: false };
+  }
+  if (input.interactionTypeId !== undefined && !(await findInteractionType(db, projectId, input.interactionTypeId))) {
+    throw validationError("interactionTypeId", "Unknown interactionTypeId.");
+  }
+  const now = isoNow();
+  const id = newId("il");
+  await repo.insertLog(db, {
+    id,
+    project_id: projectId,
+    contact_id: contact.id,
+    interaction_type_id: input.interactionTypeId ?? null,
+    note: input.note ?? "",
+    fields: JSON.stringify(input.fields ?? {}),
+    date: input.date ? toIso(input.date)! : now,
+    unique_identifier: input.uniqueIdentifier ?? null,
+    created_at: now,
+  });
+  const log = toLog(await repo.findLogById(db, id), contactId);
+  await recordEvent(db, projectId, "interaction_log.created", {
+    interactionLog: log,
+    contact: { contactId, firstName: contact.first_name, lastName: contact.last_name, email: contact.email },
+  });
+  return { log, created: true };
+}
+
+export async function listInteractions(
+  db: Db,
+  cursors: CursorCodec,
+  projectId: string,
+  contactNumber: number,
+  query: { interactionTypeId?: string; since?: string; until?: string; limit: number; cursor?: string },
+) {
+  const contact = await contactOf(db, projectId, contactNumber);
+  const { limit, cursor, ...rest } = query;
+  const bound = { contact: contact.id, ...rest };
+  const filters: repo.LogFilters = {
+    interactionTypeId: rest.interactionTypeId,
+    since: rest.since ? toIso(rest.since)! : undefined,
+    until: rest.until ? toIso(rest.until)! : undefined,
+    after: cursor ? (cursors.decode(cursor, bound) as [string, string]) : undefined,
+  };
+  const rows = await repo.listLogs(db, contact.id, filters, limit);
+  const contactId = formatContactId(contact.contact_number);
+  return toPage(rows, limit, (r) => [r.date, r.id], (r) => toLog(r, contactId), cursors, bound);
+}

@@ -1,0 +1,52 @@
+import { keyCommand } from "./cli/keys.ts";
+import { projectCommand } from "./cli/projects.ts";
+import { referenceCommand } from "./cli/reference.ts";
+import { UsageError } from "./cli/args.ts";
+import { ConfigError, loadConfig } from "./config.ts";
+import { openDatabase } from "./db/open.ts";
+import { runtime } from "./runtime/index.ts";
+import { serve } from "./server.ts";
+
+const USAGE = `usage: crm <command>
+  serve                                   start the HTTP server
+  project create|update ID|list           manage projects
+  key create|revoke ID|list               manage API keys
+  contact-type create --project ID --category C [--name N]
+  interaction-type create --project ID --name N
+  custom-field create --project ID --title T --type TYPE [--options a,b]
+Add --json for one JSON object on stdout.`;
+
+/** One entry point, server and admin CLI (decisions §1, §3). */
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (!command || command === "help" || command === "--help") {
+    console.log(USAGE);
+    return command ? 0 : 2;
+  }
+  const config = loadConfig(runtime.env());
+  if (command === "serve") {
+    await serve(config);
+    return -1;
+  }
+  const database = await openDatabase(config.CRM_DB_PATH, config.CRM_SYNCHRONOUS);
+  try {
+    if (command === "project") await projectCommand(database.db, rest);
+    else if (command === "key") await keyCommand(database.db, config, rest);
+    else if (["contact-type", "interaction-type", "custom-field"].includes(command)) await referenceCommand(database.db, command, rest);
+    else throw new UsageError(`unknown command ${command}\n${USAGE}`);
+    return 0;
+  } finally {
+    await database.close();
+  }
+}
+
+try {
+  const code = await main(runtime.args());
+  if (code >= 0) runtime.exit(code);
+} catch (error) {
+  if (error instanceof ConfigError || error instanceof UsageError) {
+    console.error(`crm: ${error.message}`);
+    runtime.exit(2);
+  }
+  throw error;
+}

@@ -1,0 +1,117 @@
+import { sql } from "kysely";
+import type { Db } from "../db/schema.ts";
+import { newId } from "../lib/ids.ts";
+import { isoNow } from "../lib/time.ts";
+import type { CustomField } from "./custom-fields.ts";
+
+/** Keyset page ordered by name then id (decisions §4): fetches `limit + 1` rows. */
+type NamedTable = "contact_types" | "interaction_types" | "tags";
+
+export async function listNamed<T extends NamedTable>(db: Db, table: T, projectId: string, limit: number, after?: [string, string]) {
+  let q = db.selectFrom(table as NamedTable).selectAll().where("project_id", "=", projectId);
+  if (after) {
+    q = q.where((eb) => eb.or([eb("name", ">", after[0]), eb.and([eb("name", "=", after[0]), eb("id", ">", after[1])])]));
+  }
+  return q.orderBy("name").orderBy("id").limit(limit + 1).execute();
+}
+
+export async function listCustomFields(db: Db, projectId: string, limit: number, after?: [string, string]) {
+  let q = db.selectFrom("custom_fields").selectAll().where("project_id", "=", projectId);
+  if (after) {
+    q = q.where((eb) => eb.or([eb("title", ">", after[0]), eb.and([eb("title", "=", after[0]), eb("id", ">", after[1])])]));
+  }
+  return q.orderBy("title").orderBy("id").limit(limit + 1).execute();
+}
+
+export async function allCustomFields(db: Db, projectId: string): Promise<CustomField[]> {
+  const rows = await db.selectFrom("custom_fields").select(["id", "title", "type", "options"]).where("project_id", "=", projectId).execute();
+  return rows.map((r) => ({ ...r, options: r.options ? (JSON.parse(r.options) as string[]) : null }));
+}
+
+export async function findContactType(db: Db, projectId: string, id: string) {
+  return db.selectFrom("contact_types").selectAll().where("project_id", "=", projectId).where("id", "=", id).executeTakeFirst();
+}
+
+export async function defaultContactType(db: Db, projectId: string) {
+  return db
+    .selectFrom("contact_types")
+    .selectAll()
+    .where("project_id", "=", projectId)
+    .orderBy("is_default", "desc")
+    .orderBy(sql`category = 'Customer'`, "desc")
+    .orderBy("created_at")
+    .limit(1)
+    .executeTakeFirst();
+}
+
+export async function contactTypeIdsOfCategory(db: Db, projectId: string, category: string): Promise<string[]> {
+  const rows = await db.selectFrom("contact_types").select("id").where("project_id", "=", projectId).where("category", "=", category).execute();
+  return rows.map((r) => r.id);
+}
+
+export async function findInteractionType(db: Db, projectId: string, id: string) {
+  return db.selectFrom("interaction_types").selectAll().where("project_id", "=", projectId).where("id", "=", id).executeTakeFirst();
+}
+
+export async function createContactType(db: Db, projectId: string, name: string, category: string, isDefault = false) {
+  const id = newId("ct");
+  if (isDefault) await db.updateTable("contact_types").set({ is_default: 0 }).where("project_id", "=", projectId).execute();
+  await db
+    .insertInto("contact_types")
+    .values({ id, project_id: projectId, name, category, is_default: isDefault ? 1 : 0, created_at: isoNow() })
+    .execute();
+  return { id, name, category, isDefault };
+}
+
+export async function createInteractionType(db: Db, projectId: string, name: string) {
+  const id = newId("it");
+  await db.insertInto("interaction_types").values({ id, project_id: projectId, name, created_at: isoNow() }).execute();
+  return { id, name };
+}
+
+export async function createCustomField(db: Db, projectId: string, title: string, type: string, options: string[] | null) {
+  const id = newId("cf");
+  await db
+    .insertInto("custom_fields")
+    .values({ id, project_id: projectId, title, type, options: options ? JSON.stringify(options) : null, created_at: isoNow() })
+    .execute();
+  return { id, title, type, options };
+}
+
+/** Tags by id, or by name case-insensitively; unknown names are created (interface §2.1 rule 3). */
+export async function resolveTags(db: Db, projectId: string, refs: string[]): Promise<Array<{ id: string; name: string }>> {
+  const out = new Map<string, { id: string; name: string }>();
+  for (const ref of refs) {
+    const byId = ref.startsWith("tag_")
+      ? await db.selectFrom("tags").select(["id", "name"]).where("project_id", "=", projectId).where("id", "=", ref).executeTakeFirst()
+      : undefined;
+    const key = ref.toLowerCase();
+    const found =
+      byId ??
+      (await db.selectFrom("tags").select(["id", "name"]).where("project_id", "=", projectId).where("name_key", "=", key).executeTakeFirst());
+    if (found) {
+      out.set(found.id, found);
+      continue;
+    }
+    const tag = { id: newId("tag"), name: ref };
+    await db.insertInto("tags").values({ ...tag, project_id: projectId, name_key: key, created_at: isoNow() }).execute();
+    out.set(tag.id, tag);
+  }
+  return [...out.values()];
+}
+
+/** Tag ids for `?tag=` filters; null when a name or id is unknown (the list is then empty). */
+export async function findTagIds(db: Db, projectId: string, refs: string[]): Promise<string[] | null> {
+  const ids: string[] = [];
+  for (const ref of refs) {
+    const row = await db
+      .selectFrom("tags")
+      .select("id")
+      .where("project_id", "=", projectId)
+      .where((eb) => eb.or([eb("id", "=", ref), eb("name_key", "=", ref.toLowerCase())]))
+      .executeTakeFirst();
+    if (!row) return null;
+    ids.push(row.id);
+  }
+  return ids;
+}

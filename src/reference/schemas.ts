@@ -1,0 +1,26 @@
+import { z } from "@hono/zod-openapi";
+import { cursorParam, limitParam, listEnvelope } from "../lib/pagination.ts";
+
+export const CATEGORIES = ["Lead", "Customer", "Personnel", "Other"] as const;
+
+export const ContactTypeSchema = z
+  .object({ id: z.string(), name: z.string(), category: z.enum(CATEGORIES), isDefault: z.boolean() })
+  .openapi("ContactType");
+export const InteractionTypeSchema = z.object({ id: z.string(), name: z.string() }).openapi("InteractionType");
+export const CustomFieldSchema = z
+  .object({
+    id: z.string(),
+    title: z.string(),
+    type: z.string(),
+    options: z.array(z.string()).optional().openapi({ description: "Present for select, radio and multiselect." }),
+    writable: z.boolean(),
+  })
+  .openapi("CustomField");
+export const TagSchema = z.object({ id: z.string(), name: z.string() }).openapi("Tag");
+
+export const ReferenceListQuery = z.object({ limit: limitParam, cursor: cursorParam });
+
+export const ContactTypeList = listEnvelope(ContactTypeSchema, "ContactTypeList");
+export const InteractionTypeList = listEnvelope(InteractionTypeSchema, "InteractionTypeList");
+export const CustomFieldList = listEnvelope(CustomFieldSchema, "CustomFieldList");
+export const TagList = listEnvelope(TagSchema, "TagList");

@@ -1,0 +1,41 @@
+// Deno 2 runtime: node:sqlite behind the same interface as Bun (decisions §1).
+import { DatabaseSync } from "node:sqlite";
+import { mkdirSync } from "node:fs";
+import process from "node:process";
+import { nodeSqliteDialect, type SyncDatabase } from "./node-sqlite-dialect.ts";
+import type { Runtime, SqliteHandle } from "./types.ts";
+
+declare const Deno: {
+  serve(
+    options: { port: number; hostname: string; onListen?: () => void },
+    handler: (request: Request, info: { remoteAddr: { hostname: string } }) => Response | Promise<Response>,
+  ): { addr: { port: number }; shutdown(): Promise<void> };
+  stdout: { isTerminal(): boolean };
+};
+
+function openSqlite(path: string): SqliteHandle {
+  const database = new DatabaseSync(path) as unknown as SyncDatabase;
+  return {
+    dialect: nodeSqliteDialect(database),
+    exec: (sql) => database.exec(sql),
+    all: (sql, params = []) => database.prepare(sql).all(...params) as never,
+    close: () => database.close(),
+  };
+}
+
+export const denoRuntime: Runtime = {
+  name: "deno",
+  openSqlite,
+  serve({ port, hostname, fetch }) {
+    const server = Deno.serve({ port, hostname, onListen: () => {} }, (request, info) =>
+      fetch(request, { ip: info.remoteAddr.hostname }),
+    );
+    return { port: server.addr.port, stop: () => server.shutdown() };
+  },
+  env: () => process.env,
+  args: () => process.argv.slice(2),
+  onSignal: (signal, handler) => void process.on(signal, handler),
+  exit: (code) => process.exit(code),
+  mkdirp: (path) => void mkdirSync(path, { recursive: true }),
+  isTerminal: () => Deno.stdout.isTerminal(),
+};

@@ -1,0 +1,37 @@
+import type { Dialect } from "kysely";
+
+/** An open SQLite database: the Kysely dialect plus the few raw operations Kysely lacks. */
+export interface SqliteHandle {
+  dialect: Dialect;
+  /** Runs one or more statements without results (pragmas, migrations). */
+  exec(sql: string): void;
+  /** Runs one query and returns its rows (pragmas that answer, backups). */
+  all<T = Record<string, unknown>>(sql: string, params?: unknown[]): T[];
+  close(): void;
+}
+
+export interface ServeOptions {
+  port: number;
+  hostname: string;
+  /** `env.ip` carries the client address to Hono handlers. */
+  fetch(request: Request, env: { ip: string }): Response | Promise<Response>;
+}
+
+export interface RunningServer {
+  port: number;
+  /** Stops accepting and resolves when requests in flight are answered. */
+  stop(): Promise<void>;
+}
+
+/** Everything that differs between Bun and Deno (decisions §1): nothing else imports a runtime. */
+export interface Runtime {
+  name: "bun" | "deno";
+  openSqlite(path: string): SqliteHandle;
+  serve(options: ServeOptions): RunningServer;
+  env(): Record<string, string | undefined>;
+  args(): string[];
+  onSignal(signal: "SIGTERM" | "SIGINT", handler: () => void): void;
+  exit(code: number): never;
+  mkdirp(path: string): void;
+  isTerminal(): boolean;
+}

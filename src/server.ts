@@ -1,0 +1,60 @@
+import { createApp } from "./app.ts";
+import { KeyStore } from "./auth/keys.ts";
+import { RateLimiter } from "./auth/rate-limiter.ts";
+import { bootstrap } from "./bootstrap.ts";
+import type { Config } from "./config.ts";
+import { migrationsApplied } from "./db/migrate.ts";
+import { openDatabase } from "./db/open.ts";
+import { databaseSecret } from "./db/settings.ts";
+import { startJobs } from "./jobs/index.ts";
+import { CursorCodec } from "./lib/cursor.ts";
+import { createLogger } from "./lib/log.ts";
+import { runtime } from "./runtime/index.ts";
+
+/** `crm serve`: open, migrate, bootstrap, listen; SIGTERM drains and closes (decisions §11). */
+export async function serve(config: Config): Promise<void> {
+  const log = createLogger(config.CRM_LOG_LEVEL);
+  const database = await openDatabase(config.CRM_DB_PATH, config.CRM_SYNCHRONOUS);
+  const { db, raw } = database;
+  const created = await bootstrap(db, config);
+  if (created) {
+    console.log(
+      `Created project "default" (${created.projectId}).\n` +
+        `API key with every scope, shown once; keep it now:\n\n  ${created.key}\n`,
+    );
+  }
+  const keys = new KeyStore(db);
+  const limiter = new RateLimiter();
+  const app = createApp({
+    config,
+    db,
+    keys,
+    limiter,
+    log,
+    cursors: new CursorCodec(await databaseSecret(db, "cursor_secret")),
+    onEventsCommitted: () => {},
+    isReady: () => {
+      try {
+        return migrationsApplied(raw);
+      } catch {
+        return false;
+      }
+    },
+  });
+  const jobs = startJobs({ db, keys, limiter, log });
+  const server = runtime.serve({ port: config.PORT, hostname: config.HOST, fetch: app.fetch });
+  log.info("listening", { host: config.HOST, port: server.port, env: config.CRM_ENV, runtime: runtime.name });
+
+  let stopping = false;
+  const shutdown = async () => {
+    if (stopping) return;
+    stopping = true;
+    log.info("shutting down");
+    await server.stop();
+    await jobs.stop();
+    await database.close();
+    runtime.exit(0);
+  };
+  runtime.onSignal("SIGTERM", shutdown);
+  runtime.onSignal("SIGINT", shutdown);
+}
