@@ -44,6 +44,7 @@ export async function applyContactInput(db: Db, projectId: string, current: Cont
 
   // identityType: a businessName implies business (interface §2.1 rule 2).
   if (input.identityType) next.identityType = input.identityType;
+  else if (input.identityType === null) next.identityType = next.businessName ? "business" : "personal";
   else if (input.businessName) next.identityType = "business";
   if (next.identityType === "personal" && next.businessName !== null) {
     throw validationError("identityType", "A contact with a businessName cannot be personal.");

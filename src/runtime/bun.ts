@@ -33,7 +33,7 @@ export const bunRuntime: Runtime = {
       port,
       hostname,
       // Our own body middleware answers 413 with the envelope (decisions §8); Bun's cap sits above it.
-      maxRequestBodySize: 8 * 1024 * 1024,
+      maxRequestBodySize: 1024 * 1024 * 1024,
       fetch: (request, srv) => fetch(request, { ip: srv.requestIP(request)?.address ?? "unknown" }),
     });
     return { port: server.port ?? port, stop: () => server.stop(false) };
