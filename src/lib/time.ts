@@ -3,9 +3,19 @@ export function isoNow(): string {
   return new Date().toISOString();
 }
 
-/** Normalises any ISO 8601 input to the stored format; null when it is not a valid time. */
+const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
+
+/**
+ * Normalises an ISO 8601 date or date-time to the stored format; null when it is not a
+ * real calendar time (2021-02-30 is refused, not rolled over to March).
+ */
 export function toIso(value: string): string | null {
-  if (!/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(value)) return null;
+  const m = ISO.exec(value);
+  if (!m) return null;
+  const [, y, mo, d, h = "0", mi = "0", s = "0"] = m;
+  const daysInMonth = new Date(Date.UTC(Number(y), Number(mo), 0)).getUTCDate();
+  if (Number(mo) < 1 || Number(mo) > 12 || Number(d) < 1 || Number(d) > daysInMonth) return null;
+  if (Number(h) > 23 || Number(mi) > 59 || Number(s) > 59) return null;
   const ms = Date.parse(value);
   return Number.isNaN(ms) ? null : new Date(ms).toISOString();
 }

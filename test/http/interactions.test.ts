@@ -227,7 +227,7 @@ describe("uniqueIdentifier replay", () => {
       ),
     );
     const statuses = results.map((r) => r.status).sort();
-    expect(statuses).toEqual([200, ...Array(19).fill(200), 201].slice(1).sort());
+    expect(statuses).toEqual([...Array(19).fill(200), 201]);
     expect(new Set(results.map((r) => r.json.id)).size).toBe(1);
     expect((await api("GET", `/contacts/${cid}/interactions`, { key })).json.data).toHaveLength(1);
   });
