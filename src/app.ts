@@ -9,6 +9,8 @@ import { requestContext } from "./http/request-context.ts";
 import { validationFailure } from "./http/validation.ts";
 import { interactionRoutes } from "./interactions/routes.ts";
 import { referenceRoutes } from "./reference/routes.ts";
+import { eventRoutes } from "./events/routes.ts";
+import { webhookRoutes } from "./webhooks/routes.ts";
 
 const defaultHook = (result: { success: boolean; error?: unknown }) => {
   if (!result.success) throw validationFailure(result.error as z.ZodError);
@@ -44,6 +46,8 @@ function createApi() {
   api.route("/", referenceRoutes);
   api.route("/", contactRoutes);
   api.route("/", interactionRoutes);
+  api.route("/", webhookRoutes);
+  api.route("/", eventRoutes);
   api.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", { type: "http", scheme: "bearer" });
   return api;
 }

@@ -10,6 +10,9 @@ import { startJobs } from "./jobs/index.ts";
 import { CursorCodec } from "./lib/cursor.ts";
 import { createLogger } from "./lib/log.ts";
 import { runtime } from "./runtime/index.ts";
+import { systemResolver } from "./webhooks/address-policy.ts";
+import { Dispatcher } from "./webhooks/dispatcher.ts";
+import { loadSecretBox } from "./webhooks/secret-box.ts";
 
 /** `crm serve`: open, migrate, bootstrap, listen; SIGTERM drains and closes (decisions §11). */
 export async function serve(config: Config): Promise<void> {
@@ -25,17 +28,29 @@ export async function serve(config: Config): Promise<void> {
   }
   const keys = new KeyStore(db);
   const limiter = new RateLimiter();
+  const secrets = loadSecretBox(config.CRM_SECRET_KEY, config.CRM_DB_PATH);
+  const webhooks = { secrets, env: config.CRM_ENV, resolve: systemResolver, timeoutMs: config.CRM_WEBHOOK_TIMEOUT_MS };
+  const dispatcher = new Dispatcher({
+    db,
+    webhooks,
+    schedule: config.CRM_WEBHOOK_RETRY_SCHEDULE,
+    pollMs: config.CRM_OUTBOX_POLL_MS,
+    log,
+  });
+  await dispatcher.start();
   const app = createApp({
     config,
     db,
     keys,
     limiter,
     log,
+    secrets,
+    webhooks,
     cursors: new CursorCodec(await databaseSecret(db, "cursor_secret")),
-    onEventsCommitted: () => {},
+    onEventsCommitted: () => dispatcher.wake(),
     isReady: () => {
       try {
-        return migrationsApplied(raw);
+        return dispatcher.alive() && migrationsApplied(raw);
       } catch {
         return false;
       }
@@ -51,6 +66,7 @@ export async function serve(config: Config): Promise<void> {
     stopping = true;
     log.info("shutting down");
     await server.stop();
+    await dispatcher.stop();
     await jobs.stop();
     await database.close();
     runtime.exit(0);

@@ -82,6 +82,44 @@ export interface Database {
     created_at: string;
   };
   events: { id: string; project_id: string; type: string; body: string; created_at: string };
+  webhooks: {
+    id: string;
+    project_id: string;
+    url: string;
+    events: string;
+    description: string | null;
+    status: string;
+    secret: string;
+    previous_secret: string | null;
+    previous_secret_until: string | null;
+    consecutive_failures: Generated<number>;
+    last_success_at: string | null;
+    last_failure_reason: string | null;
+    created_at: string;
+    updated_at: string;
+  };
+  deliveries: {
+    id: string;
+    event_id: string;
+    webhook_id: string;
+    status: string;
+    attempts: Generated<number>;
+    next_attempt_at: string;
+    created_at: string;
+    updated_at: string;
+  };
+  delivery_attempts: {
+    id: string;
+    delivery_id: string;
+    webhook_id: string;
+    event_id: string;
+    attempt: number;
+    at: string;
+    status_code: number | null;
+    duration_ms: number;
+    error: string | null;
+    response_snippet: string | null;
+  };
   idempotency_records: {
     api_key_id: string;
     key: string;
@@ -101,4 +139,5 @@ export type Db = Kysely<Database> | Transaction<Database>;
 export type ContactRow = Selectable<Database["contacts"]>;
 export type NewContactRow = Insertable<Database["contacts"]>;
 export type ProjectRow = Selectable<Database["projects"]>;
+export type WebhookRow = Selectable<Database["webhooks"]>;
 export type ApiKeyRow = Selectable<Database["api_keys"]>;

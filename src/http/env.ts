@@ -5,6 +5,8 @@ import type { Config } from "../config.ts";
 import type { Database, Db } from "../db/schema.ts";
 import type { CursorCodec } from "../lib/cursor.ts";
 import type { Logger } from "../lib/log.ts";
+import type { SecretBox } from "../webhooks/secret-box.ts";
+import type { WebhookEnv } from "../webhooks/service.ts";
 
 /** What createApp needs; tests and the CLI build the same (style: createApp(deps)). */
 export interface AppDeps {
@@ -14,6 +16,8 @@ export interface AppDeps {
   limiter: RateLimiter;
   cursors: CursorCodec;
   log: Logger;
+  secrets: SecretBox;
+  webhooks: WebhookEnv;
   /** Called after a transaction that recorded events commits (wakes the dispatcher). */
   onEventsCommitted(): void;
   isReady(): boolean;

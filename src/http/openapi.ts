@@ -50,6 +50,13 @@ export const security = [{ bearerAuth: [] }];
 /** Middleware of a read route: the scope check. */
 export const reading = (scope?: Scope) => (scope ? [requireScope(scope)] : []);
 
-/** Middleware of a write route: scope, then the JSON body gate, then one transaction. */
-export const writing = (scope: Scope, options: { body: boolean } = { body: true }) =>
-  options.body ? [requireScope(scope), jsonBody(), transactional()] : [requireScope(scope), transactional()];
+/**
+ * Middleware of a write route: scope, then the JSON body gate, then one transaction (with
+ * Idempotency-Key). `transaction: false` is for the one route that calls out over HTTP
+ * (the test ping), which must not hold the writer while it waits.
+ */
+export const writing = (scope: Scope, options: { body?: boolean; transaction?: boolean } = {}) => [
+  requireScope(scope),
+  ...(options.body === false ? [] : [jsonBody()]),
+  transactional({ transaction: options.transaction !== false }),
+];

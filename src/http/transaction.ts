@@ -18,10 +18,11 @@ const inFlight = new Set<string>();
  * request that fails writes nothing. With an `Idempotency-Key` (decisions §5) the answer is
  * stored in that same transaction, and a repeat is answered from it.
  */
-export function transactional(): MiddlewareHandler<AppEnv> {
+export function transactional(options: { transaction: boolean }): MiddlewareHandler<AppEnv> {
+  const run = options.transaction ? runInTransaction : runOutsideTransaction;
   return async function transactional(c, next) {
     const idempotencyKey = c.req.method === "POST" ? c.req.header("idempotency-key") : undefined;
-    if (idempotencyKey === undefined) return runInTransaction(c, next);
+    if (idempotencyKey === undefined) return run(c, next);
     if (!/^[\x20-\x7e]{1,255}$/.test(idempotencyKey)) {
       throw new ApiError("ERR_FORM_VALIDATION", "Idempotency-Key must be 1–255 printable characters.", "Idempotency-Key");
     }
@@ -37,15 +38,17 @@ export function transactional(): MiddlewareHandler<AppEnv> {
         path: c.req.path,
         bodyHash: createHash("sha256").update(c.var.rawBody ?? "").digest("hex"),
       };
-      const stored = await findIdempotencyRecord(c.var.deps.db, keyId, idempotencyKey, Date.now());
-      if (stored) return replay(c, stored, request);
-      await runInTransaction(c, next, async (trx) => {
+      const { db, secrets } = c.var.deps;
+      const stored = await findIdempotencyRecord(db, keyId, idempotencyKey, Date.now());
+      if (stored) return replay(c, { ...stored, body: secrets.open(stored.body) }, request);
+      await run(c, next, async (trx) => {
         const headers: Record<string, string> = {};
         for (const name of REPLAYED_HEADERS) {
           const value = c.res.headers.get(name);
           if (value !== null) headers[name] = value;
         }
-        const answer = { ...request, status: c.res.status, body: await c.res.clone().text(), headers };
+        // Sealed like webhook secrets: a POST /webhooks answer carries one (decisions §5).
+        const answer = { ...request, status: c.res.status, body: secrets.seal(await c.res.clone().text()), headers };
         await saveIdempotencyRecord(trx, keyId, idempotencyKey, answer, Date.now());
       });
     } finally {
@@ -63,6 +66,17 @@ function replay(c: Context<AppEnv>, stored: StoredAnswer, request: Pick<StoredAn
     );
   }
   return c.body(stored.body, stored.status as 200, { ...stored.headers, "Idempotent-Replayed": "true" });
+}
+
+/** For a handler that writes nothing itself: only the Idempotency-Key record is written. */
+async function runOutsideTransaction(
+  c: Context<AppEnv>,
+  next: Next,
+  beforeCommit?: (trx: AppEnv["Variables"]["db"]) => Promise<void>,
+): Promise<void> {
+  await next();
+  if (c.error || c.res.status >= 400 || !beforeCommit) return;
+  await c.var.deps.db.transaction().execute(beforeCommit);
 }
 
 async function runInTransaction(

@@ -1,5 +1,6 @@
 import { Database } from "bun:sqlite";
 import { mkdirSync } from "node:fs";
+import { createPrivateFile, readText } from "./files.ts";
 import { BunSqliteDialect } from "kysely-bun-sqlite";
 import { immediateTransactions } from "./immediate.ts";
 import type { Runtime, SqliteHandle } from "./types.ts";
@@ -43,5 +44,7 @@ export const bunRuntime: Runtime = {
   onSignal: (signal, handler) => void process.on(signal, handler),
   exit: (code) => process.exit(code),
   mkdirp: (path) => void mkdirSync(path, { recursive: true }),
+  readText,
+  createPrivateFile,
   isTerminal: () => Boolean(process.stdout.isTTY),
 };

@@ -1,6 +1,7 @@
 // Deno 2 runtime: node:sqlite behind the same interface as Bun (decisions §1).
 import { DatabaseSync } from "node:sqlite";
 import { mkdirSync } from "node:fs";
+import { createPrivateFile, readText } from "./files.ts";
 import process from "node:process";
 import { nodeSqliteDialect, type SyncDatabase } from "./node-sqlite-dialect.ts";
 import type { Runtime, SqliteHandle } from "./types.ts";
@@ -37,5 +38,7 @@ export const denoRuntime: Runtime = {
   onSignal: (signal, handler) => void process.on(signal, handler),
   exit: (code) => process.exit(code),
   mkdirp: (path) => void mkdirSync(path, { recursive: true }),
+  readText,
+  createPrivateFile,
   isTerminal: () => Deno.stdout.isTerminal(),
 };

@@ -33,5 +33,9 @@ export interface Runtime {
   onSignal(signal: "SIGTERM" | "SIGINT", handler: () => void): void;
   exit(code: number): never;
   mkdirp(path: string): void;
+  /** Reads a file as text; null when it does not exist. */
+  readText(path: string): string | null;
+  /** Creates a file readable by its owner only (mode 0600); false when it already exists. */
+  createPrivateFile(path: string, text: string): boolean;
   isTerminal(): boolean;
 }

@@ -86,6 +86,9 @@ export function freePort(): number {
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** The server sees reference data, revocations and project settings changed by the CLI within 2 s. */
+export const settle = () => sleep(2200);
+
 function collect(stream: ReadableStream<Uint8Array> | undefined, sink: { text: string }) {
   if (!stream) return;
   const decoder = new TextDecoder();

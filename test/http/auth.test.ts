@@ -18,11 +18,11 @@ beforeAll(async () => {
   const c = await srv.api("POST", "/contacts", { body: { firstName: "Scoped" } });
   expectStatus(c, 201);
   contactId = c.json.contactId;
-});
+}, 60_000);
 
 afterAll(async () => {
   await srv?.stop();
-});
+}, 60_000);
 
 describe("first start and keys", () => {
   test("the first start prints one every-scope crm_live_ key of 40+6 base62 characters", () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { startServer, type Api, type ServerHandle } from "../helpers/server.ts";
+import { settle, startServer, type Api, type ServerHandle } from "../helpers/server.ts";
 import { ADDRESS_KEYS, expectContactShape, expectError, expectStatus, ISO_RE } from "../helpers/expect.ts";
 
 let srv: ServerHandle;
@@ -35,11 +35,12 @@ beforeAll(async () => {
     cf[type] = out.id;
     cfTitle[type] = title;
   }
-});
+  await settle();
+}, 60_000);
 
 afterAll(async () => {
   await srv?.stop();
-});
+}, 60_000);
 
 const create = (body: unknown, key?: string) => api("POST", "/contacts", { body, key });
 

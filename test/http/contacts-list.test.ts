@@ -32,11 +32,11 @@ beforeAll(async () => {
   await make("dave", { businessName: "Davecorp", email: "info@davecorp.io", phone: "415-555-0100", contactTypeId: types.Personnel.id });
   await make("erin", { firstName: "Erin", lastName: "Alistair", phone: "+14155550100", tags: ["VIP", "newsletter", "partner"], contactTypeId: types.Other.id });
   await make("frank", { firstName: "Frank", lastName: "Xylo", email: "frank@example.com" });
-});
+}, 60_000);
 
 afterAll(async () => {
   await srv?.stop();
-});
+}, 60_000);
 
 describe("GET /contacts shape and order", () => {
   test("the list answers { data, pagination: { nextCursor, hasMore } } with full contacts", async () => {
@@ -309,7 +309,7 @@ describe("duplicateSignal", () => {
     await mk("c", { firstName: "C", email: "other@example.com", phone: "415-555-0142" });
     await mk("d", { firstName: "D", email: "dup@example.com" });
     await mk("e", { firstName: "E" });
-  });
+  }, 60_000);
 
   test("GET of one contact counts other contacts with the same email case-insensitively", async () => {
     const res = await d.api("GET", `/contacts/${made.a.contactId}`);
@@ -321,6 +321,14 @@ describe("duplicateSignal", () => {
     expect(res.json.duplicateSignal).toEqual({ emailMatches: 2, phoneMatches: 2 });
     const c = await d.api("GET", `/contacts/${made.c.contactId}`);
     expect(c.json.duplicateSignal).toEqual({ emailMatches: 0, phoneMatches: 2 });
+  });
+
+  test("the duplicateSignal email match ignores surrounding whitespace", async () => {
+    const r = await d.api("POST", "/contacts", { body: { firstName: "W", email: "  white@example.com " } });
+    expectStatus(r, 201);
+    const s = await d.api("POST", "/contacts", { body: { firstName: "W2", email: "WHITE@example.com" } });
+    const res = await d.api("GET", `/contacts/${s.json.contactId}`);
+    expect(res.json.duplicateSignal.emailMatches).toBe(1);
   });
 
   test("a contact without email or phone has duplicateSignal 0/0", async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { sleep, startServer, type Api, type ServerHandle } from "../helpers/server.ts";
+import { settle, sleep, startServer, type Api, type ServerHandle } from "../helpers/server.ts";
 import { expectContactShape, expectError, expectStatus } from "../helpers/expect.ts";
 
 let srv: ServerHandle;
@@ -14,11 +14,12 @@ beforeAll(async () => {
     if (options) args.push("--options", options);
     cf[type] = srv.cli(args).id;
   }
-});
+  await settle();
+}, 60_000);
 
 afterAll(async () => {
   await srv?.stop();
-});
+}, 60_000);
 
 async function make(body: Record<string, unknown> = {}) {
   const res = await api("POST", "/contacts", { body: { firstName: "Patchy", ...body } });

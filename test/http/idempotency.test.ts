@@ -10,11 +10,11 @@ const uniq = () => `idem-${process.pid}-${Date.now()}-${++n}`;
 beforeAll(async () => {
   srv = await startServer();
   key = await srv.newKey(ALL_SCOPES);
-});
+}, 60_000);
 
 afterAll(async () => {
   await srv?.stop();
-});
+}, 60_000);
 
 const post = (path: string, body: unknown, idem: string | undefined, k = key) =>
   srv.api("POST", path, { key: k, body, headers: idem === undefined ? {} : { "Idempotency-Key": idem } });
@@ -111,6 +111,23 @@ describe("Idempotency-Key on POST /contacts", () => {
     expect(res.status).toBe(422);
     expect(res.json.success).toBe(false);
     expect(["ERR_FORM_VALIDATION", "ERR_IDEMPOTENCY_KEY_REUSED"]).toContain(res.json.code);
+  });
+
+  test("concurrent repeats of one Idempotency-Key run once: the others replay (201, Idempotent-Replayed) or are 409 ERR_CONFLICT while the first runs", async () => {
+    const idem = uniq();
+    const email = `${uniq()}@example.com`;
+    const body = { firstName: "Concurrent", email };
+    const answers = await Promise.all(Array.from({ length: 10 }, () => post("/contacts", body, idem)));
+    const fresh = answers.filter((a) => a.status === 201 && a.headers.get("idempotent-replayed") !== "true");
+    expect(fresh).toHaveLength(1);
+    for (const a of answers) {
+      if (a === fresh[0]) continue;
+      if (a.status === 201) {
+        expect(a.headers.get("idempotent-replayed")).toBe("true");
+        expect(a.json).toEqual(fresh[0].json);
+      } else expectError(a, "ERR_CONFLICT");
+    }
+    expect(await countByEmail(email)).toBe(1);
   });
 
   test("requests without an Idempotency-Key are never replayed", async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { startServer, walk, type Api, type ServerHandle } from "../helpers/server.ts";
+import { settle, startServer, walk, type Api, type ServerHandle } from "../helpers/server.ts";
 import { expectError, expectStatus, ISO_RE } from "../helpers/expect.ts";
 
 let srv: ServerHandle;
@@ -21,11 +21,11 @@ beforeAll(async () => {
   const types = await api("GET", "/interaction-types");
   for (const t of types.json.data) it[t.name] = t;
   contactId = await newContact();
-});
+}, 60_000);
 
 afterAll(async () => {
   await srv?.stop();
-});
+}, 60_000);
 
 const LOG_KEYS = ["contactId", "createdAt", "date", "fields", "id", "interactionType", "note"];
 
@@ -103,6 +103,7 @@ describe("POST /contacts/{contactId}/interactions", () => {
   test("an interaction type created with the CLI is usable", async () => {
     const created = srv.cli(["interaction-type", "create", "--project", srv.projectId, "--name", "Site Visit", "--json"]);
     expect(created.id).toMatch(/^it_/);
+    await settle();
     const res = await log(contactId, { interactionTypeId: created.id });
     expectStatus(res, 201);
     expect(res.json.interactionType).toEqual({ id: created.id, name: "Site Visit" });
@@ -246,7 +247,7 @@ describe("GET /contacts/{contactId}/interactions", () => {
     byDate.d2 = (await log(cid, { interactionTypeId: it.Call.id, date: d2, note: "two" })).json;
     byDate.d3 = (await log(cid, { type: "note", date: d3, note: "three" })).json;
     byDate.d1 = (await log(cid, { interactionTypeId: it.Call.id, date: d1, note: "one" })).json;
-  });
+  }, 60_000);
 
   const lids = (res: any) => res.json.data.map((l: any) => l.id);
 

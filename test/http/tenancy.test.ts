@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { startServer, type ProjectInfo, type ServerHandle } from "../helpers/server.ts";
+import { settle, startServer, type ProjectInfo, type ServerHandle } from "../helpers/server.ts";
 import { expectError, expectStatus } from "../helpers/expect.ts";
 
 let srv: ServerHandle;
@@ -19,17 +19,18 @@ beforeAll(async () => {
   srv.cli(["custom-field", "create", "--project", b.id, "--title", "Shared Title", "--type", "text", "--json"]);
   ctA = srv.cli(["contact-type", "create", "--project", a.id, "--name", "A Only", "--category", "Lead", "--json"]);
   itA = srv.cli(["interaction-type", "create", "--project", a.id, "--name", "A Only Type", "--json"]);
+  await settle();
   const c = await a.api("POST", "/contacts", {
     body: { firstName: "Secret", email: "secret@a.example.com", tags: ["a-only-tag"], customFields: { [cfA]: "a" } },
   });
   expectStatus(c, 201);
   contactA = c.json;
   tagA = c.json.tags[0];
-});
+}, 60_000);
 
 afterAll(async () => {
   await srv?.stop();
-});
+}, 60_000);
 
 describe("another project's contact is not found", () => {
   const routes: [string, string, unknown][] = [

@@ -1,0 +1,177 @@
+import type { Kysely } from "kysely";
+import type { Database } from "../db/schema.ts";
+import type { Logger } from "../lib/log.ts";
+import { isoNow } from "../lib/time.ts";
+import { checkUrl } from "./address-policy.ts";
+import * as store from "./deliveries.ts";
+import { nextAttemptDelay } from "./retry.ts";
+import { postPinned, type SendResult } from "./sender.ts";
+import { signingSecrets, type WebhookEnv } from "./service.ts";
+import { signatureHeaders } from "./signature.ts";
+
+const PER_SUBSCRIPTION = 4;
+const IN_TOTAL = 64;
+const DRAIN_MS = 10_000;
+
+export interface DispatcherOptions {
+  db: Kysely<Database>;
+  webhooks: WebhookEnv;
+  schedule: number[];
+  pollMs: number;
+  log: Logger;
+  onOutcome?: (outcome: "succeeded" | "failed" | "exhausted") => void;
+}
+
+/**
+ * Delivers the outbox (decisions §7) in small stages: claim → prepare (check the URL,
+ * sign) → send → record. Woken when a transaction commits events, polling as a fallback.
+ * At most 4 in flight per subscription and 64 in all, so a slow subscriber holds back
+ * only its own deliveries.
+ */
+export class Dispatcher {
+  private readonly perSubscription = new Map<string, number>();
+  private inFlight = 0;
+  private running: Promise<void> | null = null;
+  private again = false;
+  private stopping = false;
+  private poller: ReturnType<typeof setInterval> | null = null;
+  private dueTimer: ReturnType<typeof setTimeout> | null = null;
+  private readonly idle = new Set<() => void>();
+  lastTickAt = 0;
+
+  constructor(private readonly o: DispatcherOptions) {}
+
+  async start(): Promise<void> {
+    await store.releaseStaleClaims(this.o.db, isoNow());
+    this.poller = setInterval(() => this.wake(), this.o.pollMs);
+    this.wake();
+  }
+
+  /** Looks for due deliveries now (cheap when there are none). */
+  wake(): void {
+    if (this.stopping) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.tick()
+      .catch((error) => this.o.log.error("dispatcher tick failed", { error: String(error) }))
+      .finally(() => {
+        this.running = null;
+        if (this.again) {
+          this.again = false;
+          this.wake();
+        }
+      });
+  }
+
+  /** Alive = ticked recently (for /readyz). */
+  alive(): boolean {
+    return !this.stopping && Date.now() - this.lastTickAt < Math.max(5_000, this.o.pollMs * 5);
+  }
+
+  /** Stops claiming; waits up to 10 s for attempts in flight. Unfinished claims are released on the next start. */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    if (this.poller) clearInterval(this.poller);
+    if (this.dueTimer) clearTimeout(this.dueTimer);
+    await this.running;
+    if (this.inFlight === 0) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, DRAIN_MS);
+      this.idle.add(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  private async tick(): Promise<void> {
+    this.lastTickAt = Date.now();
+    const room = IN_TOTAL - this.inFlight;
+    if (room <= 0) return;
+    const now = isoNow();
+    const due = await store.dueDeliveries(this.o.db, now, room * 4);
+    const picked: store.DueDelivery[] = [];
+    for (const d of due) {
+      if (picked.length >= room) break;
+      const busy = this.perSubscription.get(d.webhook_id) ?? 0;
+      if (busy >= PER_SUBSCRIPTION) continue;
+      this.perSubscription.set(d.webhook_id, busy + 1);
+      picked.push(d);
+    }
+    await store.claim(this.o.db, picked.map((d) => d.id), now);
+    this.inFlight += picked.length;
+    for (const d of picked) void this.deliver(d);
+    if (picked.length === 0) await this.armDueTimer();
+  }
+
+  /** Sleeps until the next delivery is due when that is sooner than the next poll. */
+  private async armDueTimer(): Promise<void> {
+    const at = await store.nextDueAt(this.o.db);
+    if (!at || this.stopping) return;
+    const wait = Date.parse(at) - Date.now();
+    if (wait >= this.o.pollMs) return;
+    if (this.dueTimer) clearTimeout(this.dueTimer);
+    this.dueTimer = setTimeout(() => this.wake(), Math.max(0, wait) + 1);
+  }
+
+  private async deliver(d: store.DueDelivery): Promise<void> {
+    try {
+      const result = await this.send(d);
+      await this.record(d, result);
+    } catch (error) {
+      this.o.log.error("delivery failed unexpectedly", { deliveryId: d.id, error: String(error) });
+    } finally {
+      this.inFlight -= 1;
+      const left = (this.perSubscription.get(d.webhook_id) ?? 1) - 1;
+      if (left <= 0) this.perSubscription.delete(d.webhook_id);
+      else this.perSubscription.set(d.webhook_id, left);
+      if (this.inFlight === 0) for (const notify of this.idle) notify();
+      this.wake();
+    }
+  }
+
+  private async send(d: store.DueDelivery): Promise<SendResult> {
+    const { event, webhook } = await store.loadForSend(this.o.db, d);
+    if (!event || !webhook) return { statusCode: null, durationMs: 0, error: "event or subscription is gone", snippet: null, retryAfterMs: null };
+    const verdict = await checkUrl(webhook.url, this.o.webhooks.env, this.o.webhooks.resolve, true);
+    if (!verdict.ok) return { statusCode: null, durationMs: 0, error: verdict.reason, snippet: null, retryAfterMs: null };
+    const headers = {
+      "X-Service-Event": event.type,
+      ...signatureHeaders(signingSecrets(webhook, this.o.webhooks.secrets), d.id, Math.floor(Date.now() / 1000), event.body),
+    };
+    return postPinned(verdict.url, verdict.addresses[0]!, headers, event.body, this.o.webhooks.timeoutMs);
+  }
+
+  private async record(d: store.DueDelivery, r: SendResult): Promise<void> {
+    const attempt = d.attempts + 1;
+    const succeeded = r.statusCode !== null && r.statusCode >= 200 && r.statusCode < 300;
+    const at = isoNow();
+    let retryAt: string | null = null;
+    let disable: store.Outcome["disable"] = null;
+    if (!succeeded) {
+      const error = r.error ?? `HTTP ${r.statusCode}`;
+      if (r.statusCode === 410) {
+        disable = { reason: "the endpoint answered 410 Gone", unlessSucceededSince: false };
+      } else {
+        const delay = nextAttemptDelay(this.o.schedule, attempt, r.statusCode === 429 ? r.retryAfterMs : null);
+        if (delay === null) disable = { reason: `delivery ${d.id} failed ${attempt} attempts; last: ${error}`, unlessSucceededSince: true };
+        else retryAt = new Date(Date.now() + delay).toISOString();
+      }
+    }
+    await store.recordOutcome(this.o.db, {
+      delivery: d,
+      attempt,
+      at,
+      statusCode: r.statusCode,
+      durationMs: r.durationMs,
+      error: succeeded ? null : r.error ?? `HTTP ${r.statusCode}`,
+      snippet: r.snippet,
+      succeeded,
+      retryAt,
+      disable,
+    });
+    this.o.onOutcome?.(succeeded ? "succeeded" : retryAt ? "failed" : "exhausted");
+  }
+}

@@ -1,0 +1,34 @@
+import type { Db } from "../db/schema.ts";
+import { newId } from "../lib/ids.ts";
+import { subscribesTo } from "./catalog.ts";
+
+/**
+ * Queues one delivery per active subscription whose `events` match (decisions §7), in the
+ * transaction that records the event: the outbox row commits with the change or not at
+ * all. Disabled subscriptions get nothing; their events stay readable and redeliverable.
+ */
+export async function enqueueDeliveries(db: Db, projectId: string, eventId: string, type: string, now: string): Promise<number> {
+  const subscriptions = await db
+    .selectFrom("webhooks")
+    .select(["id", "events"])
+    .where("project_id", "=", projectId)
+    .where("status", "=", "active")
+    .execute();
+  const targets = subscriptions.filter((s) => subscribesTo(JSON.parse(s.events), type));
+  if (targets.length === 0) return 0;
+  await db
+    .insertInto("deliveries")
+    .values(
+      targets.map((s) => ({
+        id: newId("dlv"),
+        event_id: eventId,
+        webhook_id: s.id,
+        status: "pending",
+        next_attempt_at: now,
+        created_at: now,
+        updated_at: now,
+      })),
+    )
+    .execute();
+  return targets.length;
+}

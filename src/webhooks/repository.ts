@@ -1,0 +1,46 @@
+import type { Db, WebhookRow } from "../db/schema.ts";
+import type { Webhook } from "./schemas.ts";
+
+export function toWebhook(row: WebhookRow): Webhook {
+  return {
+    id: row.id,
+    url: row.url,
+    events: JSON.parse(row.events),
+    description: row.description,
+    status: row.status as Webhook["status"],
+    consecutiveFailures: row.consecutive_failures,
+    lastSuccessAt: row.last_success_at,
+    lastFailureReason: row.last_failure_reason,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+export async function findWebhook(db: Db, projectId: string, id: string) {
+  return db.selectFrom("webhooks").selectAll().where("project_id", "=", projectId).where("id", "=", id).executeTakeFirst();
+}
+
+export async function listWebhooks(db: Db, projectId: string, limit: number, after?: [string, string]) {
+  let q = db.selectFrom("webhooks").selectAll().where("project_id", "=", projectId);
+  if (after) {
+    q = q.where((eb) => eb.or([eb("created_at", ">", after[0]), eb.and([eb("created_at", "=", after[0]), eb("id", ">", after[1])])]));
+  }
+  return q.orderBy("created_at").orderBy("id").limit(limit + 1).execute();
+}
+
+/** Events of the project, oldest first from `since` (decisions §7: 30 days readable). */
+export async function listEvents(db: Db, projectId: string, since: string, limit: number, after?: [string, string]) {
+  let q = db.selectFrom("events").select(["id", "created_at", "body"]).where("project_id", "=", projectId).where("created_at", ">=", since);
+  if (after) {
+    q = q.where((eb) => eb.or([eb("created_at", ">", after[0]), eb.and([eb("created_at", "=", after[0]), eb("id", ">", after[1])])]));
+  }
+  return q.orderBy("created_at").orderBy("id").limit(limit + 1).execute();
+}
+
+export async function listAttempts(db: Db, webhookId: string, limit: number, after?: [string, string]) {
+  let q = db.selectFrom("delivery_attempts").selectAll().where("webhook_id", "=", webhookId);
+  if (after) {
+    q = q.where((eb) => eb.or([eb("at", "<", after[0]), eb.and([eb("at", "=", after[0]), eb("id", "<", after[1])])]));
+  }
+  return q.orderBy("at", "desc").orderBy("id", "desc").limit(limit + 1).execute();
+}

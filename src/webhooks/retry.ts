@@ -1,0 +1,13 @@
+/**
+ * Delay before the next attempt after failed attempt number `attempt` (1-based), or null
+ * when the delivery is exhausted: k schedule entries allow 1 + k attempts (decisions §12).
+ * Each step gets ±10 % jitter; a 429's Retry-After delays at least that long, clamped to
+ * twice the step (decisions §7).
+ */
+export function nextAttemptDelay(schedule: number[], attempt: number, retryAfterMs: number | null, random = Math.random): number | null {
+  const step = schedule[attempt - 1];
+  if (step === undefined) return null;
+  const jittered = Math.round(step * (0.9 + 0.2 * random()));
+  if (retryAfterMs === null) return jittered;
+  return Math.max(jittered, Math.min(retryAfterMs, step * 2));
+}

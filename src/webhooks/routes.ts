@@ -1,0 +1,100 @@
+import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
+import type { AppEnv } from "../http/env.ts";
+import { commonErrors, errors, json, jsonRequest, reading, security, writing } from "../http/openapi.ts";
+import { toPage } from "../lib/pagination.ts";
+import { listAttempts, listWebhooks, toWebhook } from "./repository.ts";
+import {
+  AttemptList,
+  CreateWebhookBody,
+  PageQuery,
+  PatchWebhookBody,
+  RedeliverBody,
+  TestResult,
+  WebhookIdParam,
+  WebhookList,
+  WebhookSchema,
+  WebhookWithSecret,
+} from "./schemas.ts";
+import { createWebhook, deleteWebhook, patchWebhook, redeliver, requireWebhook, rotateSecret, sendTestPing } from "./service.ts";
+
+/** Webhook subscriptions (interface §4.5, decisions §7); scope webhooks:manage. */
+export const webhookRoutes = new OpenAPIHono<AppEnv>();
+
+const tags = ["Webhooks"];
+const scope = "webhooks:manage" as const;
+const params = WebhookIdParam;
+
+webhookRoutes.openapi(
+  createRoute({ method: "get", path: "/webhooks", summary: "List subscriptions", tags, security, middleware: reading(scope), request: { query: PageQuery }, responses: { 200: json(WebhookList, "One page, oldest first."), ...commonErrors } }),
+  async (c) => {
+    const { limit, cursor } = c.req.valid("query");
+    const { cursors } = c.var.deps;
+    const filters = { list: "webhooks" };
+    const after = cursor ? (cursors.decode(cursor, filters) as [string, string]) : undefined;
+    const rows = await listWebhooks(c.var.db, c.var.caller.projectId, limit, after);
+    return c.json(toPage(rows, limit, (r) => [r.created_at, r.id], toWebhook, cursors, filters), 200);
+  },
+);
+
+webhookRoutes.openapi(
+  createRoute({ method: "post", path: "/webhooks", summary: "Create a subscription", description: "The answer carries the signing secret, once.", tags, security, middleware: writing(scope), request: { body: jsonRequest(CreateWebhookBody) }, responses: { 201: json(WebhookWithSecret, "Created, with its secret."), ...commonErrors } }),
+  async (c) => c.json(await createWebhook(c.var.db, c.var.deps.webhooks, c.var.caller.projectId, c.req.valid("json")), 201),
+);
+
+webhookRoutes.openapi(
+  createRoute({ method: "get", path: "/webhooks/{id}", summary: "Get a subscription", tags, security, middleware: reading(scope), request: { params }, responses: { 200: json(WebhookSchema, "The subscription, without its secret."), ...commonErrors, 404: errors[404] } }),
+  async (c) => c.json(toWebhook(await requireWebhook(c.var.db, c.var.caller.projectId, c.req.valid("param").id)), 200),
+);
+
+webhookRoutes.openapi(
+  createRoute({ method: "patch", path: "/webhooks/{id}", summary: "Update a subscription", description: "Setting status active again resets consecutiveFailures.", tags, security, middleware: writing(scope), request: { params, body: jsonRequest(PatchWebhookBody) }, responses: { 200: json(WebhookSchema, "The subscription."), ...commonErrors, 404: errors[404] } }),
+  async (c) => c.json(await patchWebhook(c.var.db, c.var.deps.webhooks, c.var.caller.projectId, c.req.valid("param").id, c.req.valid("json")), 200),
+);
+
+webhookRoutes.openapi(
+  createRoute({ method: "delete", path: "/webhooks/{id}", summary: "Delete a subscription", tags, security, middleware: writing(scope, { body: false }), request: { params }, responses: { 204: { description: "Deleted." }, ...commonErrors, 404: errors[404] } }),
+  async (c) => {
+    await deleteWebhook(c.var.db, c.var.caller.projectId, c.req.valid("param").id);
+    return c.body(null, 204);
+  },
+);
+
+webhookRoutes.openapi(
+  createRoute({ method: "post", path: "/webhooks/{id}/test", summary: "Send a signed ping now", description: "Sent at once, outside the retry schedule; the answer tells the outcome.", tags, security, middleware: writing(scope, { body: false, transaction: false }), request: { params }, responses: { 200: json(TestResult, "The ping's outcome."), ...commonErrors, 404: errors[404] } }),
+  async (c) => c.json(await sendTestPing(c.var.db, c.var.deps.webhooks, c.var.caller.projectId, c.req.valid("param").id), 200),
+);
+
+webhookRoutes.openapi(
+  createRoute({ method: "post", path: "/webhooks/{id}/rotate-secret", summary: "Rotate the signing secret", description: "For 24 h deliveries carry two signatures, the new one first.", tags, security, middleware: writing(scope, { body: false }), request: { params }, responses: { 200: json(WebhookWithSecret, "The subscription with its new secret."), ...commonErrors, 404: errors[404] } }),
+  async (c) => c.json(await rotateSecret(c.var.db, c.var.deps.webhooks, c.var.caller.projectId, c.req.valid("param").id), 200),
+);
+
+webhookRoutes.openapi(
+  createRoute({ method: "post", path: "/webhooks/{id}/redeliver", summary: "Queue events again", description: "Same event ids, new delivery ids.", tags, security, middleware: writing(scope), request: { params, body: jsonRequest(RedeliverBody) }, responses: { 202: json(z.object({ queued: z.number().int() }).openapi("Queued"), "Queued."), ...commonErrors, 404: errors[404] } }),
+  async (c) => c.json(await redeliver(c.var.db, c.var.caller.projectId, c.req.valid("param").id, c.req.valid("json")), 202),
+);
+
+webhookRoutes.openapi(
+  createRoute({ method: "get", path: "/webhooks/{id}/attempts", summary: "List delivery attempts", tags, security, middleware: reading(scope), request: { params, query: PageQuery }, responses: { 200: json(AttemptList, "One page, newest first."), ...commonErrors, 404: errors[404] } }),
+  async (c) => {
+    const { id } = c.req.valid("param");
+    const { limit, cursor } = c.req.valid("query");
+    await requireWebhook(c.var.db, c.var.caller.projectId, id);
+    const { cursors } = c.var.deps;
+    const filters = { attempts: id };
+    const after = cursor ? (cursors.decode(cursor, filters) as [string, string]) : undefined;
+    const rows = await listAttempts(c.var.db, id, limit, after);
+    const page = toPage(rows, limit, (r) => [r.at, r.id], (r) => ({
+      id: r.id,
+      eventId: r.event_id,
+      deliveryId: r.delivery_id,
+      attempt: r.attempt,
+      at: r.at,
+      statusCode: r.status_code,
+      durationMs: r.duration_ms,
+      error: r.error,
+      responseSnippet: r.response_snippet,
+    }), cursors, filters);
+    return c.json(page, 200);
+  },
+);

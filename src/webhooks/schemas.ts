@@ -1,0 +1,91 @@
+import { z } from "@hono/zod-openapi";
+import { cursorParam, limitParam, listEnvelope } from "../lib/pagination.ts";
+import { toIso } from "../lib/time.ts";
+import { EVENT_TYPES } from "./catalog.ts";
+
+const isoTime = z.string().refine((v) => toIso(v) !== null, "must be an ISO 8601 timestamp.");
+
+const events = z
+  .array(z.enum([...EVENT_TYPES, "*"], { error: `events are ${EVENT_TYPES.join(", ")} or "*".` }))
+  .min(1, "give at least one event, or [\"*\"].")
+  .refine((list) => !list.includes("*") || list.length === 1, 'use ["*"] alone for every event.')
+  .openapi({ example: ["contact.created", "contact.updated"] });
+
+const url = z.string().max(2048, "at most 2048 characters.").openapi({ example: "https://hooks.example.com/crm" });
+const description = z.string().max(1000, "at most 1000 characters.").nullable().optional();
+
+export const CreateWebhookBody = z.strictObject({ url, events, description }).openapi("CreateWebhook");
+export const PatchWebhookBody = z
+  .strictObject({ url: url.optional(), events: events.optional(), description, status: z.enum(["active", "disabled"]).optional() })
+  .openapi("PatchWebhook");
+
+export const WebhookSchema = z
+  .object({
+    id: z.string().openapi({ example: "wh_2b1kV0yXcW8n4sQ3eF6gHj" }),
+    url: z.string(),
+    events: z.array(z.string()),
+    description: z.string().nullable(),
+    status: z.enum(["active", "disabled"]),
+    consecutiveFailures: z.number().int(),
+    lastSuccessAt: z.string().nullable(),
+    lastFailureReason: z.string().nullable(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .openapi("Webhook");
+export type Webhook = z.infer<typeof WebhookSchema>;
+
+export const WebhookWithSecret = WebhookSchema.extend({
+  secret: z.string().openapi({ description: "Signing secret, shown once.", example: "whsec_…" }),
+}).openapi("WebhookWithSecret");
+
+export const WebhookList = listEnvelope(WebhookSchema, "WebhookList");
+export const WebhookIdParam = z.object({ id: z.string().openapi({ param: { name: "id", in: "path" } }) });
+export const PageQuery = z.object({ limit: limitParam, cursor: cursorParam });
+
+export const TestResult = z
+  .object({ delivered: z.boolean(), statusCode: z.number().int().nullable(), error: z.string().nullable() })
+  .openapi("WebhookTestResult");
+
+export const RedeliverBody = z
+  .strictObject({
+    eventIds: z.array(z.string()).min(1).max(1000).optional(),
+    since: isoTime.optional(),
+    until: isoTime.optional(),
+  })
+  .superRefine((b, ctx) => {
+    if ((b.eventIds === undefined) === (b.since === undefined)) {
+      ctx.addIssue({ code: "custom", path: ["eventIds"], message: "give eventIds, or since (and until)." });
+    } else if (b.until !== undefined && b.since === undefined) {
+      ctx.addIssue({ code: "custom", path: ["until"], message: "until goes with since." });
+    }
+  })
+  .openapi("Redeliver");
+
+export const EventSchema = z
+  .object({
+    id: z.string(),
+    event: z.string(),
+    apiVersion: z.literal("v1"),
+    projectId: z.string(),
+    createdAt: z.string(),
+    data: z.record(z.string(), z.unknown()),
+  })
+  .openapi("Event");
+export const EventList = listEnvelope(EventSchema, "EventList");
+export const EventsQuery = z.object({ since: isoTime.optional(), limit: limitParam, cursor: cursorParam });
+
+export const AttemptSchema = z
+  .object({
+    id: z.string(),
+    eventId: z.string(),
+    deliveryId: z.string(),
+    attempt: z.number().int(),
+    at: z.string(),
+    statusCode: z.number().int().nullable(),
+    durationMs: z.number().int(),
+    error: z.string().nullable(),
+    responseSnippet: z.string().nullable(),
+  })
+  .openapi("DeliveryAttempt");
+export const AttemptList = listEnvelope(AttemptSchema, "DeliveryAttemptList");

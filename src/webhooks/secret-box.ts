@@ -1,0 +1,48 @@
+import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
+import { dirname, join } from "node:path";
+import { runtime } from "../runtime/index.ts";
+
+/**
+ * AES-256-GCM for secrets at rest (decisions §7): webhook signing secrets and stored
+ * Idempotency-Key answers. Sealed text is `v1.<iv>.<ciphertext+tag>` in base64url.
+ */
+export class SecretBox {
+  constructor(private readonly key: Buffer) {
+    if (key.length !== 32) throw new Error("the secret key must be 32 bytes");
+  }
+
+  seal(plain: string): string {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv("aes-256-gcm", this.key, iv);
+    const data = Buffer.concat([cipher.update(plain, "utf8"), cipher.final(), cipher.getAuthTag()]);
+    return `v1.${iv.toString("base64url")}.${data.toString("base64url")}`;
+  }
+
+  open(sealed: string): string {
+    const [version, iv, data] = sealed.split(".");
+    if (version !== "v1" || !iv || !data) throw new Error("not a sealed value");
+    const bytes = Buffer.from(data, "base64url");
+    const decipher = createDecipheriv("aes-256-gcm", this.key, Buffer.from(iv, "base64url"));
+    decipher.setAuthTag(bytes.subarray(bytes.length - 16));
+    return Buffer.concat([decipher.update(bytes.subarray(0, bytes.length - 16)), decipher.final()]).toString("utf8");
+  }
+}
+
+/**
+ * The server key: CRM_SECRET_KEY (base64 of 32 bytes), else `secret.key` beside the
+ * database, created with mode 0600 on first start (decisions §1, §7).
+ */
+export function loadSecretBox(secretKey: string | undefined, dbPath: string): SecretBox {
+  if (secretKey) {
+    const key = Buffer.from(secretKey, "base64");
+    if (key.length !== 32) throw new Error("CRM_SECRET_KEY must be the base64 of 32 bytes");
+    return new SecretBox(key);
+  }
+  if (dbPath === ":memory:") return new SecretBox(randomBytes(32));
+  const path = join(dirname(dbPath), "secret.key");
+  runtime.mkdirp(dirname(path));
+  runtime.createPrivateFile(path, randomBytes(32).toString("base64"));
+  const key = Buffer.from((runtime.readText(path) ?? "").trim(), "base64");
+  if (key.length !== 32) throw new Error(`${path} does not hold the base64 of 32 bytes`);
+  return new SecretBox(key);
+}
