@@ -72,7 +72,10 @@ export interface ServerHandle {
   api: Api;
   /** A request function with rotating keys of the given scopes/project. */
   client: (opts?: { projectId?: string; scopes?: string[]; rotateEvery?: number }) => Api;
-  stop: () => Promise<void>;
+  /** The folder holding the database. */
+  dir: string;
+  /** Stops the server (SIGTERM) and removes its folder unless `keepDir`. */
+  stop: (keepDir?: boolean) => Promise<void>;
 }
 
 let projectCounter = 0;
@@ -135,8 +138,18 @@ export function makeApi(baseUrl: string, keyFor: () => Promise<string | null>): 
   };
 }
 
-export async function startServer(opts: { env?: "production" | "sandbox"; extraEnv?: Record<string, string> } = {}): Promise<ServerHandle> {
-  const dir = mkdtempSync(join(tmpdir(), "crm-http-test-"));
+export async function startServer(
+  opts: {
+    env?: "production" | "sandbox";
+    extraEnv?: Record<string, string>;
+    /** Reuse a database folder (from `handle.dir`) instead of a fresh one. */
+    dir?: string;
+    /** Whether a bootstrap key must appear on stdout (default true). */
+    expectBootstrapKey?: boolean;
+  } = {},
+): Promise<ServerHandle> {
+  const dir = opts.dir ?? mkdtempSync(join(tmpdir(), "crm-http-test-"));
+  const expectKey = opts.expectBootstrapKey ?? true;
   const port = freePort();
   const env: Record<string, string> = {
     ...(process.env as Record<string, string>),
@@ -183,15 +196,15 @@ export async function startServer(opts: { env?: "production" | "sandbox"; extraE
   }
   // The bootstrap key is printed on first start; give stdout a moment to flush.
   let match = out.text.match(KEY_PATTERN);
-  for (let i = 0; !match && i < 40; i++) {
+  for (let i = 0; expectKey && !match && i < 40; i++) {
     await sleep(50);
     match = out.text.match(KEY_PATTERN);
   }
-  if (!match) {
+  if (!match && expectKey) {
     proc.kill();
     throw new Error(`no bootstrap key on stdout\nstdout:\n${out.text}\nstderr:\n${err.text}`);
   }
-  const bootstrapKey = match[0];
+  const bootstrapKey = match ? match[0] : "";
 
   const cliRaw = (args: string[]) => {
     const r = Bun.spawnSync([BUN, "src/main.ts", ...args], { cwd: REPO_ROOT, env, stdout: "pipe", stderr: "pipe" });
@@ -219,8 +232,8 @@ export async function startServer(opts: { env?: "production" | "sandbox"; extraE
 
   const projects = cli(["project", "list", "--json"]);
   const defaultProject = (projects.data as any[]).find((p) => p.name === "default");
-  if (!defaultProject) throw new Error(`no default project: ${JSON.stringify(projects)}`);
-  const projectId: string = defaultProject.id;
+  if (!defaultProject && expectKey) throw new Error(`no default project: ${JSON.stringify(projects)}`);
+  const projectId: string = defaultProject?.id ?? "";
 
   const createKey = (o: { scopes: string[]; projectId?: string; expiresAt?: string; name?: string }): KeyInfo => {
     const args = ["key", "create", "--project", o.projectId ?? projectId, "--scopes", o.scopes.join(","), "--json"];
@@ -274,12 +287,13 @@ export async function startServer(opts: { env?: "production" | "sandbox"; extraE
     newProject,
     api: client(),
     client,
-    stop: async () => {
+    dir,
+    stop: async (keepDir = false) => {
       proc.kill("SIGTERM");
       const t = setTimeout(() => proc.kill("SIGKILL"), 5000);
       await proc.exited;
       clearTimeout(t);
-      rmSync(dir, { recursive: true, force: true });
+      if (!keepDir) rmSync(dir, { recursive: true, force: true });
     },
   };
 }

@@ -529,6 +529,14 @@ describe("contact quota", () => {
     expect(list.json.data).toHaveLength(2);
   });
 
+  test("a full quota does not block PATCH of existing contacts", async () => {
+    const p = await srv.newProject({ contactQuota: 1 });
+    const c = await p.api("POST", "/contacts", { body: { firstName: "Only" } });
+    expectStatus(c, 201);
+    expectError(await p.api("POST", "/contacts", { body: { firstName: "Over" } }), "ERR_QUOTA_EXCEEDED");
+    expectStatus(await p.api("PATCH", `/contacts/${c.json.contactId}`, { body: { lastName: "Still editable" } }), 200);
+  });
+
   test("a project without a quota is not limited by another project's quota", async () => {
     expectStatus(await create({ firstName: "Unlimited" }), 201);
   });

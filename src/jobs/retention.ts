@@ -1,0 +1,22 @@
+import type { Kysely } from "kysely";
+import type { Database } from "../db/schema.ts";
+import { deleteExpiredIdempotencyRecords } from "../idempotency/repository.ts";
+import { EVENT_RETENTION_MS } from "../webhooks/service.ts";
+
+/**
+ * Retention (decisions §5, §7): events and delivery attempts are kept 30 days (deliveries
+ * go with their event), Idempotency-Key records 24 h. Deletes in batches so the writer is
+ * never held for long.
+ */
+export async function applyRetention(db: Kysely<Database>, now = Date.now()): Promise<void> {
+  const cutoff = new Date(now - EVENT_RETENTION_MS).toISOString();
+  for (const table of ["delivery_attempts", "events"] as const) {
+    const column = table === "events" ? "created_at" : "at";
+    for (;;) {
+      const batch = await db.selectFrom(table).select("id").where(column, "<", cutoff).limit(1000).execute();
+      if (batch.length === 0) break;
+      await db.deleteFrom(table).where("id", "in", batch.map((r) => r.id)).execute();
+    }
+  }
+  await deleteExpiredIdempotencyRecords(db, now);
+}
