@@ -78,6 +78,11 @@ export function createApp(deps: AppDeps) {
   app.use("*", requestContext(deps));
   app.get("/healthz", (c) => c.json({ status: "ok" }));
   app.get("/readyz", (c) => (deps.isReady() ? c.json({ status: "ready" }) : c.json({ status: "not ready" }, 503)));
+  app.get("/metrics", async (c) =>
+    c.text(deps.metrics.render({ outboxPending: await deps.outboxPending() }), 200, {
+      "Content-Type": "text/plain; version=0.0.4; charset=utf-8",
+    }),
+  );
   app.get("/v1/openapi.json", (c) => c.json(document()));
   app.route("/v1", api);
 

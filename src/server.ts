@@ -9,6 +9,7 @@ import { databaseSecret } from "./db/settings.ts";
 import { startJobs } from "./jobs/index.ts";
 import { CursorCodec } from "./lib/cursor.ts";
 import { createLogger } from "./lib/log.ts";
+import { Metrics } from "./metrics/registry.ts";
 import { runtime } from "./runtime/index.ts";
 import { systemResolver } from "./webhooks/address-policy.ts";
 import { Dispatcher } from "./webhooks/dispatcher.ts";
@@ -30,8 +31,10 @@ export async function serve(config: Config): Promise<void> {
   const limiter = new RateLimiter();
   const secrets = loadSecretBox(config.CRM_SECRET_KEY, config.CRM_DB_PATH);
   const webhooks = { secrets, env: config.CRM_ENV, resolve: systemResolver, timeoutMs: config.CRM_WEBHOOK_TIMEOUT_MS };
+  const metrics = new Metrics();
   const dispatcher = new Dispatcher({
     db,
+    onOutcome: (outcome) => metrics.observeDelivery(outcome),
     webhooks,
     schedule: config.CRM_WEBHOOK_RETRY_SCHEDULE,
     pollMs: config.CRM_OUTBOX_POLL_MS,
@@ -46,6 +49,15 @@ export async function serve(config: Config): Promise<void> {
     log,
     secrets,
     webhooks,
+    metrics,
+    outboxPending: async () => {
+      const row = await db
+        .selectFrom("deliveries")
+        .select((eb) => eb.fn.countAll<number>().as("n"))
+        .where("status", "in", ["pending", "in_flight"])
+        .executeTakeFirstOrThrow();
+      return Number(row.n);
+    },
     cursors: new CursorCodec(await databaseSecret(db, "cursor_secret")),
     onEventsCommitted: () => dispatcher.wake(),
     isReady: () => {

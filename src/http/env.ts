@@ -5,6 +5,7 @@ import type { Config } from "../config.ts";
 import type { Database, Db } from "../db/schema.ts";
 import type { CursorCodec } from "../lib/cursor.ts";
 import type { Logger } from "../lib/log.ts";
+import type { Metrics } from "../metrics/registry.ts";
 import type { SecretBox } from "../webhooks/secret-box.ts";
 import type { WebhookEnv } from "../webhooks/service.ts";
 
@@ -17,6 +18,9 @@ export interface AppDeps {
   cursors: CursorCodec;
   log: Logger;
   secrets: SecretBox;
+  metrics: Metrics;
+  /** Deliveries waiting in the outbox (for /metrics). */
+  outboxPending(): Promise<number>;
   webhooks: WebhookEnv;
   /** Called after a transaction that recorded events commits (wakes the dispatcher). */
   onEventsCommitted(): void;

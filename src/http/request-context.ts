@@ -15,12 +15,18 @@ export function requestContext(deps: AppDeps): MiddlewareHandler<AppEnv> {
     c.set("db", deps.db);
     await next();
     c.res.headers.set("X-Request-Id", requestId);
+    const seconds = (performance.now() - started) / 1000;
+    // Route templates only, so metrics stay bounded whatever the paths asked for.
+    const matched = routePath(c, -1);
+    const route = matched && matched !== "*" && !matched.endsWith("/*") ? matched : "unmatched";
+    deps.metrics.observeRequest(c.req.method, route, c.res.status, seconds);
+    if (c.res.status === 429) deps.metrics.rateLimited += 1;
     deps.log.info("request", {
       requestId,
       method: c.req.method,
-      route: routePath(c, -1) || c.req.path,
+      route,
       status: c.res.status,
-      durationMs: Math.round((performance.now() - started) * 100) / 100,
+      durationMs: Math.round(seconds * 100_000) / 100,
       keyId: c.var.caller?.keyId ?? null,
       projectId: c.var.caller?.projectId ?? null,
     });

@@ -126,7 +126,7 @@ export function makeApi(baseUrl: string, keyFor: () => Promise<string | null>): 
       headers["Content-Type"] = "application/json";
     }
     Object.assign(headers, opts.headers ?? {});
-    const res = await fetch(url, { method, headers, body });
+    const res = await fetch(url, { method, headers, body: body as BodyInit | undefined });
     const text = await res.text();
     let json: any = undefined;
     try {
