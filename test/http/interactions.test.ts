@@ -78,7 +78,7 @@ describe("POST /contacts/{contactId}/interactions", () => {
     expect(Date.parse(res.json.date)).toBe(Date.parse("2021-03-04T05:06:07Z"));
   });
 
-  test.each([["yesterday"], ["2021-02-30T00:00:00Z"], [12345]])("a non-ISO date (%s) is 422 date", async (date) => {
+  test.each([["yesterday"], ["2021-02-30T00:00:00Z"], [12345]])("a non-ISO date (%p) is 422 date", async (date) => {
     expectError(await log(contactId, { type: "note", date }), "ERR_FORM_VALIDATION", "date");
   });
 

@@ -1,0 +1,161 @@
+/**
+ * Deno-portable, proven (decisions §1): the same server started under Deno 2 with
+ * node:sqlite behind src/runtime answers the core API, replays a uniqueIdentifier, delivers
+ * a signed webhook through node:http with its pinned `lookup`, and the admin CLI runs under
+ * Deno on the same database. Run by `npm run test:deno` (CRM_TEST_DENO=1); plain `bun test`
+ * skips it so CI does not run it twice.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Webhook } from "standardwebhooks";
+import { DENO_RUN, lastJson, run, sleep, startServerProcess, type Started } from "./process.ts";
+
+interface Received {
+  headers: Headers;
+  body: string;
+}
+
+const enabled = process.env.CRM_TEST_DENO === "1";
+
+describe.skipIf(!enabled)("the server under Deno (npm run serve:deno)", () => {
+  let dir: string;
+  let env: Record<string, string>;
+  let server: Started;
+  let receiver: ReturnType<typeof Bun.serve> | undefined;
+  const received: Received[] = [];
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "crm-deno-test-"));
+    env = {
+      ...(process.env as Record<string, string>),
+      CRM_DB_PATH: join(dir, "crm.db"),
+      CRM_ENV: "sandbox",
+      CRM_OUTBOX_POLL_MS: "100",
+      CRM_WEBHOOK_RETRY_SCHEDULE: "1s,1s",
+      CRM_WEBHOOK_TIMEOUT_MS: "3000",
+    };
+    receiver = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      async fetch(request) {
+        received.push({ headers: request.headers, body: await request.text() });
+        return new Response("ok");
+      },
+    });
+    server = await startServerProcess([...DENO_RUN, "src/main.ts", "serve"], { env, timeoutMs: 60_000 });
+    console.log(`deno time-to-ready: ${server.readyMs.toFixed(0)} ms`);
+  }, 90_000);
+
+  afterAll(async () => {
+    const code = await server?.stop();
+    receiver?.stop(true);
+    rmSync(dir, { recursive: true, force: true });
+    // SIGTERM drains and exits 0 under Deno too (decisions §11).
+    expect(code).toBe(0);
+  }, 30_000);
+
+  test("it reports the deno runtime and a sandbox key", () => {
+    expect(server.key).toStartWith("crm_test_");
+    expect(server.stdout() + server.stderr()).not.toContain("Error");
+  });
+
+  let contactId: string;
+
+  test("create, get, patch a contact", async () => {
+    const created = await server.api("POST", "/contacts", {
+      body: { firstName: "Dina", lastName: "Deno", email: "Dina@Example.com", subscribed: true, tags: ["vip"] },
+    });
+    expect(created.status).toBe(201);
+    expect(created.headers.get("location")).toContain(created.json.contactId);
+    expect(created.json.subscribed).toBe(true);
+    expect(created.json.tags.map((t: { name: string }) => t.name)).toEqual(["vip"]);
+    contactId = created.json.contactId;
+
+    const got = await server.api("GET", `/contacts/${contactId}`);
+    expect(got.status).toBe(200);
+    expect(got.json.firstName).toBe("Dina");
+    expect(got.json.duplicateSignal).toBeDefined();
+
+    const patched = await server.api("PATCH", `/contacts/${contactId}`, { body: { lastName: "Node", subscribed: false, phone: null } });
+    expect(patched.status).toBe(200);
+    expect(patched.json.lastName).toBe("Node");
+    expect(patched.json.subscribed).toBe(false);
+  });
+
+  test("list and search", async () => {
+    const other = await server.api("POST", "/contacts", { body: { firstName: "Otto", businessName: "Other Ltd" } });
+    expect(other.status).toBe(201);
+    const list = await server.api("GET", "/contacts", { query: { limit: 1 } });
+    expect(list.status).toBe(200);
+    expect(list.json.data).toHaveLength(1);
+    expect(list.json.pagination.hasMore).toBe(true);
+    const next = await server.api("GET", "/contacts", { query: { limit: 1, cursor: list.json.pagination.nextCursor } });
+    expect(next.json.pagination.hasMore).toBe(false);
+    const ids = [...list.json.data, ...next.json.data].map((c: { contactId: string }) => c.contactId).sort();
+    expect(ids).toEqual([contactId, other.json.contactId].sort());
+
+    const search = await server.api("GET", "/contacts", { query: { search: "dina" } });
+    expect(search.status).toBe(200);
+    expect(search.json.data.map((c: { contactId: string }) => c.contactId)).toEqual([contactId]);
+    const byEmail = await server.api("GET", "/contacts", { query: { search: "dina@ex" } });
+    expect(byEmail.json.data).toHaveLength(1);
+  });
+
+  test("an interaction with a uniqueIdentifier: 201, then 200 with the same log", async () => {
+    const body = { type: "note", note: "first", uniqueIdentifier: "deno-smoke-1" };
+    const first = await server.api("POST", `/contacts/${contactId}/interactions`, { body });
+    expect(first.status).toBe(201);
+    const replay = await server.api("POST", `/contacts/${contactId}/interactions`, { body: { ...body, note: "second" } });
+    expect(replay.status).toBe(200);
+    expect(replay.json).toEqual(first.json);
+    const logs = await server.api("GET", `/contacts/${contactId}/interactions`);
+    expect(logs.json.data).toHaveLength(1);
+  });
+
+  test("a webhook is delivered, signed, to a loopback receiver (node:http with a pinned lookup)", async () => {
+    const url = `http://127.0.0.1:${receiver!.port}/hook`;
+    const hook = await server.api("POST", "/webhooks", { body: { url, events: ["contact.created"] } });
+    expect(hook.status).toBe(201);
+    const ping = await server.api("POST", `/webhooks/${hook.json.id}/test`);
+    expect(ping.status).toBe(200);
+    expect(ping.json.delivered).toBe(true);
+
+    const created = await server.api("POST", "/contacts", { body: { firstName: "Hooked" } });
+    expect(created.status).toBe(201);
+    const deadline = Date.now() + 15_000;
+    let delivery: Received | undefined;
+    while (!delivery && Date.now() < deadline) {
+      delivery = received.find((r) => r.body.includes('"contact.created"'));
+      if (!delivery) await sleep(100);
+    }
+    expect(delivery).toBeDefined();
+    const payload = JSON.parse(delivery!.body);
+    expect(payload.data.contact.contactId).toBe(created.json.contactId);
+    // Standard Webhooks verification with the subscription's secret.
+    const verified = new Webhook(hook.json.secret.slice("whsec_".length)).verify(delivery!.body, {
+      "webhook-id": delivery!.headers.get("webhook-id")!,
+      "webhook-timestamp": delivery!.headers.get("webhook-timestamp")!,
+      "webhook-signature": delivery!.headers.get("webhook-signature")!,
+    });
+    expect(verified).toEqual(payload);
+    const attempts = await server.api("GET", `/webhooks/${hook.json.id}/attempts`);
+    expect(attempts.json.data.some((a: { statusCode: number }) => a.statusCode === 200)).toBe(true);
+  });
+
+  test("the admin CLI runs under Deno on the same database while the server runs", async () => {
+    const projects = lastJson(run([...DENO_RUN, "src/main.ts", "project", "list", "--json"], { env }).stdout);
+    const project = projects.data.find((p: { name: string }) => p.name === "default");
+    expect(project.contactCount).toBe(3);
+    const created = lastJson(
+      run([...DENO_RUN, "src/main.ts", "key", "create", "--project", project.id, "--scopes", "contacts:read", "--json"], { env }).stdout,
+    );
+    expect(created.key).toStartWith("crm_test_");
+    const list = await server.api("GET", "/contacts", { key: created.key });
+    expect(list.status).toBe(200);
+    expect(list.json.data).toHaveLength(3);
+    const denied = await server.api("POST", "/contacts", { key: created.key, body: { firstName: "x" } });
+    expect(denied.status).toBe(403);
+  });
+});
