@@ -1,5 +1,6 @@
 import { sql } from "kysely";
 import type { ContactRow, Db, NewContactRow } from "../db/schema.ts";
+import { preparedQuery } from "../db/prepared.ts";
 import { prefixEnd } from "./matching.ts";
 
 export interface ContactFilters {
@@ -13,18 +14,59 @@ export interface ContactFilters {
   after?: [string, number];
 }
 
-export async function findContactRow(db: Db, projectId: string, contactNumber: number): Promise<ContactRow | undefined> {
-  return db
+/** A contact row with its contact type's name and category joined in. */
+export type ContactView = ContactRow & { type_name: string | null; type_category: string | null };
+
+const withType = (db: Db) =>
+  db
     .selectFrom("contacts")
-    .selectAll()
-    .where("project_id", "=", projectId)
-    .where("contact_number", "=", contactNumber)
-    .executeTakeFirst();
+    .leftJoin("contact_types", "contact_types.id", "contacts.contact_type_id")
+    .selectAll("contacts")
+    .select(["contact_types.name as type_name", "contact_types.category as type_category"]);
+
+const contactByNumber = preparedQuery<[string, number], ContactView>(2, (db, projectId, contactNumber) =>
+  withType(db).where("contacts.project_id", "=", projectId).where("contacts.contact_number", "=", contactNumber),
+);
+
+export async function findContactRow(db: Db, projectId: string, contactNumber: number): Promise<ContactView | undefined> {
+  return (await contactByNumber(db, projectId, contactNumber))[0];
+}
+
+/**
+ * GET one in one statement (interface §2.1): the row, its type, and the duplicateSignal
+ * counts of other contacts sharing its email / phone match keys (index lookups).
+ */
+const contactWithSignal = preparedQuery<[string, number], ContactView & { email_matches: number; phone_matches: number }>(
+  2,
+  (db, projectId, contactNumber) =>
+    withType(db)
+      .select((eb) => [
+        eb
+          .selectFrom("contacts as other")
+          .select(eb.fn.countAll<number>().as("n"))
+          .whereRef("other.project_id", "=", "contacts.project_id")
+          .whereRef("other.email_key", "=", "contacts.email_key")
+          .whereRef("other.id", "!=", "contacts.id")
+          .as("email_matches"),
+        eb
+          .selectFrom("contacts as other")
+          .select(eb.fn.countAll<number>().as("n"))
+          .whereRef("other.project_id", "=", "contacts.project_id")
+          .whereRef("other.phone_key", "=", "contacts.phone_key")
+          .whereRef("other.id", "!=", "contacts.id")
+          .as("phone_matches"),
+      ])
+      .where("contacts.project_id", "=", projectId)
+      .where("contacts.contact_number", "=", contactNumber) as never,
+);
+
+export async function findContactWithSignal(db: Db, projectId: string, contactNumber: number) {
+  return (await contactWithSignal(db, projectId, contactNumber))[0];
 }
 
 /** One page of contacts, newest update first (decisions §5); every filter is an index lookup. */
-export async function listContactRows(db: Db, projectId: string, f: ContactFilters, limit: number): Promise<ContactRow[]> {
-  let q = db.selectFrom("contacts").selectAll("contacts").where("contacts.project_id", "=", projectId);
+export async function listContactRows(db: Db, projectId: string, f: ContactFilters, limit: number): Promise<ContactView[]> {
+  let q = withType(db).where("contacts.project_id", "=", projectId);
   if (f.emailKey !== undefined) q = q.where("email_key", "=", f.emailKey);
   if (f.phoneKey !== undefined) q = q.where("phone_key", "=", f.phoneKey);
   if (f.contactTypeIds) q = f.contactTypeIds.length ? q.where("contact_type_id", "in", f.contactTypeIds) : q.where(sql<boolean>`0`);
@@ -58,8 +100,18 @@ export async function listContactRows(db: Db, projectId: string, f: ContactFilte
   return q.orderBy("updated_at", "desc").orderBy("contact_number", "desc").limit(limit + 1).execute();
 }
 
+const tagsOfOne = preparedQuery<[number], { contact_id: number; id: string; name: string }>(1, (db, contactId) =>
+  db
+    .selectFrom("contact_tags")
+    .innerJoin("tags", "tags.id", "contact_tags.tag_id")
+    .select(["contact_tags.contact_id", "tags.id", "tags.name"])
+    .where("contact_tags.contact_id", "=", contactId)
+    .orderBy("tags.name"),
+);
+
 export async function tagsOfContacts(db: Db, contactIds: number[]) {
   if (contactIds.length === 0) return [];
+  if (contactIds.length === 1) return tagsOfOne(db, contactIds[0]!);
   return db
     .selectFrom("contact_tags")
     .innerJoin("tags", "tags.id", "contact_tags.tag_id")
@@ -67,23 +119,6 @@ export async function tagsOfContacts(db: Db, contactIds: number[]) {
     .where("contact_tags.contact_id", "in", contactIds)
     .orderBy("tags.name")
     .execute();
-}
-
-export async function contactTypesByIds(db: Db, ids: string[]) {
-  if (ids.length === 0) return [];
-  return db.selectFrom("contact_types").select(["id", "name", "category"]).where("id", "in", ids).execute();
-}
-
-/** Other contacts of the project sharing a match key (duplicateSignal, interface §2.1). */
-export async function countOthersWith(db: Db, projectId: string, column: "email_key" | "phone_key", key: string, selfId: number) {
-  const row = await db
-    .selectFrom("contacts")
-    .select((eb) => eb.fn.countAll<number>().as("n"))
-    .where("project_id", "=", projectId)
-    .where(column, "=", key)
-    .where("id", "!=", selfId)
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
 }
 
 export async function insertContactRow(db: Db, row: NewContactRow): Promise<number> {

@@ -1,4 +1,4 @@
-import type { ContactRow, Db, NewContactRow } from "../db/schema.ts";
+import type { Db, NewContactRow } from "../db/schema.ts";
 import { ApiError, notFound } from "../errors.ts";
 import { recordEvent } from "../events/record.ts";
 import { isoNow } from "../lib/time.ts";
@@ -6,8 +6,11 @@ import { defaultContactType } from "../reference/repository.ts";
 import { applyContactInput } from "./apply.ts";
 import { emailKey, phoneKey, searchTerms } from "./matching.ts";
 import * as repo from "./repository.ts";
+import type { ContactView } from "./repository.ts";
 import type { Contact, ContactInput } from "./schemas.ts";
 import { blankState, changedFields, stateFromRow, type ContactState } from "./state.ts";
+
+type Category = NonNullable<Contact["contactType"]>["category"];
 
 export const formatContactId = (n: number) => `CR-${n}`;
 
@@ -71,16 +74,12 @@ export async function patchContact(db: Db, projectId: string, contactNumber: num
   return { contact, changed };
 }
 
-/** GET one contact with duplicateSignal (interface §2.1). */
+/** GET one contact with duplicateSignal (interface §2.1): two statements. */
 export async function getContactWithSignal(db: Db, projectId: string, contactNumber: number) {
-  const row = await repo.findContactRow(db, projectId, contactNumber);
+  const row = await repo.findContactWithSignal(db, projectId, contactNumber);
   if (!row) throw notFound("Contact");
-  const [contact, emailMatches, phoneMatches] = await Promise.all([
-    toContact(db, row),
-    row.email_key ? repo.countOthersWith(db, projectId, "email_key", row.email_key, row.id) : 0,
-    row.phone_key ? repo.countOthersWith(db, projectId, "phone_key", row.phone_key, row.id) : 0,
-  ]);
-  return { ...contact, duplicateSignal: { emailMatches, phoneMatches } };
+  const contact = await toContact(db, row);
+  return { ...contact, duplicateSignal: { emailMatches: Number(row.email_matches), phoneMatches: Number(row.phone_matches) } };
 }
 
 export async function loadContact(db: Db, projectId: string, contactNumber: number): Promise<Contact> {
@@ -89,15 +88,13 @@ export async function loadContact(db: Db, projectId: string, contactNumber: numb
   return toContact(db, row);
 }
 
-export async function toContact(db: Db, row: ContactRow): Promise<Contact> {
+export async function toContact(db: Db, row: ContactView): Promise<Contact> {
   return (await toContacts(db, [row]))[0]!;
 }
 
-/** Rows → API contacts with their type and tags, two queries whatever the page size. */
-export async function toContacts(db: Db, rows: ContactRow[]): Promise<Contact[]> {
-  const typeIds = [...new Set(rows.map((r) => r.contact_type_id).filter((id): id is string => id !== null))];
-  const [types, tags] = await Promise.all([repo.contactTypesByIds(db, typeIds), repo.tagsOfContacts(db, rows.map((r) => r.id))]);
-  const typeById = new Map(types.map((t) => [t.id, t]));
+/** Rows (with their type joined) → API contacts; one more query for the tags of the page. */
+export async function toContacts(db: Db, rows: ContactView[]): Promise<Contact[]> {
+  const tags = await repo.tagsOfContacts(db, rows.map((r) => r.id));
   const tagsByContact = new Map<number, Array<{ id: string; name: string }>>();
   for (const t of tags) {
     const list = tagsByContact.get(t.contact_id) ?? [];
@@ -106,7 +103,6 @@ export async function toContacts(db: Db, rows: ContactRow[]): Promise<Contact[]>
   }
   return rows.map((row) => {
     const s = stateFromRow(row, []);
-    const type = row.contact_type_id ? typeById.get(row.contact_type_id) : undefined;
     return {
       contactId: formatContactId(row.contact_number),
       identityType: s.identityType,
@@ -118,7 +114,10 @@ export async function toContacts(db: Db, rows: ContactRow[]): Promise<Contact[]>
       businessName: s.businessName,
       website: s.website,
       address: s.address,
-      contactType: type ? { id: type.id, name: type.name, category: type.category as "Lead" } : null,
+      contactType:
+        row.contact_type_id && row.type_name
+          ? { id: row.contact_type_id, name: row.type_name, category: row.type_category as Category }
+          : null,
       tags: tagsByContact.get(row.id) ?? [],
       subscribed: s.subscribed,
       smsSubscribed: s.smsSubscribed,

@@ -1,18 +1,33 @@
 import { Database } from "bun:sqlite";
-import { mkdirSync } from "node:fs";
+import { createReadStream, mkdirSync, statSync } from "node:fs";
 import { createPrivateFile, readText } from "./files.ts";
 import { BunSqliteDialect } from "kysely-bun-sqlite";
 import { immediateTransactions } from "./immediate.ts";
 import type { Runtime, SqliteHandle } from "./types.ts";
 
+const STATEMENT_CACHE_SIZE = 500;
+
 /**
  * kysely-bun-sqlite calls `prepare` for every query; preparing costs more than most of our
- * queries, so `prepare` answers from Bun's statement cache (`query`) instead.
+ * queries (≈11 µs against ≈0.4 µs), so `prepare` answers from a statement cache. Bun's own
+ * (`query`) keeps only 20 statements, fewer than one mixed workload uses, so ours is larger.
  */
 class CachedStatementDatabase extends Database {
+  private readonly statements = new Map<string, ReturnType<Database["prepare"]>>();
+
   // @ts-expect-error: same statement type, narrower generics than the base signature
   override prepare(sql: string) {
-    return this.query(sql);
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      if (this.statements.size >= STATEMENT_CACHE_SIZE) {
+        const [oldest, evicted] = this.statements.entries().next().value!;
+        this.statements.delete(oldest);
+        evicted.finalize();
+      }
+      statement = super.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
   }
 }
 
@@ -46,5 +61,8 @@ export const bunRuntime: Runtime = {
   mkdirp: (path) => void mkdirSync(path, { recursive: true }),
   readText,
   createPrivateFile,
+  fileSize: (path) => statSync(path, { throwIfNoEntry: false })?.size ?? null,
+  readStream: (path) => createReadStream(path, { highWaterMark: 64 * 1024 }),
+  writeStderr: (text) => void process.stderr.write(text),
   isTerminal: () => Boolean(process.stdout.isTTY),
 };

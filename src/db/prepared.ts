@@ -1,0 +1,30 @@
+import type { Compilable, CompiledQuery, Kysely } from "kysely";
+import type { Database, Db } from "./schema.ts";
+
+const SLOT = Symbol("slot");
+type Slot = { [SLOT]: number };
+const isSlot = (value: unknown): value is Slot => typeof value === "object" && value !== null && SLOT in value;
+
+/**
+ * A query built and compiled once, then run with new values: for the hot paths, where
+ * Kysely's building and compiling cost more than SQLite running the statement. `build`
+ * receives placeholders in place of the values; they must be used as plain values (not
+ * spread into `in` lists), which is checked at compile time.
+ */
+export function preparedQuery<Args extends unknown[], Row>(
+  arity: Args["length"],
+  build: (db: Kysely<Database>, ...slots: never[]) => Compilable<Row>,
+) {
+  let compiled: CompiledQuery<Row> | undefined;
+  return async (db: Db, ...args: Args): Promise<Row[]> => {
+    if (!compiled) {
+      const slots = Array.from({ length: arity }, (_, i) => ({ [SLOT]: i }) as Slot);
+      compiled = build(db as Kysely<Database>, ...(slots as never[])).compile();
+      const used = new Set(compiled.parameters.filter(isSlot).map((s) => s[SLOT]));
+      if (used.size !== arity) throw new Error(`prepared query uses ${used.size} of ${arity} values`);
+    }
+    const parameters = compiled.parameters.map((p) => (isSlot(p) ? args[p[SLOT]] : p));
+    const result = await db.executeQuery<Row>({ ...compiled, parameters });
+    return result.rows;
+  };
+}
