@@ -1,28 +1,33 @@
 /**
  * Preload for a profiling run of the real server (`bun --preload bench/stmt-probe.ts
- * src/main.ts serve`): wraps bun:sqlite's Database.prototype.query, which the server's
- * driver calls for every statement (src/runtime/bun.ts), and counts per SQL text how often
- * it was asked for and how often the answer was a newly prepared statement, i.e. a miss of
- * Bun's statement cache. Cumulative counts go to $STMT_PROBE_OUT every 250 ms.
+ * src/main.ts serve`): counts, per SQL text, how often bun:sqlite really prepared a
+ * statement, whichever cache the server puts in front (its own Map calling
+ * Database.prototype.prepare, or Bun's Database.query, whose misses hand back a new
+ * statement object). Cumulative counts go to $STMT_PROBE_OUT every 250 ms.
  */
 import { Database } from "bun:sqlite";
 import { writeFileSync } from "node:fs";
 
 const out = process.env.STMT_PROBE_OUT;
 if (!out) throw new Error("STMT_PROBE_OUT is not set");
-const original = Database.prototype.query;
-const last = new Map<string, unknown>();
-const counts: Record<string, [calls: number, prepared: number]> = {};
+const prepared: Record<string, number> = {};
+const count = (sql: string) => void (prepared[sql] = (prepared[sql] ?? 0) + 1);
 
+const prepare = Database.prototype.prepare;
+Database.prototype.prepare = function (this: Database, sql: string, ...rest: unknown[]) {
+  count(sql);
+  return (prepare as (...a: unknown[]) => unknown).call(this, sql, ...rest);
+} as typeof prepare;
+
+const query = Database.prototype.query;
+const seen = new Map<string, unknown>();
 Database.prototype.query = function (this: Database, sql: string) {
-  const statement = original.call(this, sql);
-  const c = (counts[sql] ??= [0, 0]);
-  c[0]++;
-  if (last.get(sql) !== statement) {
-    c[1]++;
-    last.set(sql, statement);
+  const statement = query.call(this, sql);
+  if (seen.get(sql) !== statement) {
+    count(sql);
+    seen.set(sql, statement);
   }
   return statement;
-} as typeof original;
+} as typeof query;
 
-setInterval(() => writeFileSync(out, JSON.stringify(counts)), 250).unref();
+setInterval(() => writeFileSync(out, JSON.stringify(prepared)), 250).unref();

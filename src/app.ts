@@ -10,6 +10,8 @@ import { validationFailure } from "./http/validation.ts";
 import { interactionRoutes } from "./interactions/routes.ts";
 import { referenceRoutes } from "./reference/routes.ts";
 import { eventRoutes } from "./events/routes.ts";
+import { formRoutes } from "./forms/routes.ts";
+import { submissionRoute } from "./forms/schemas.ts";
 import { webhookRoutes } from "./webhooks/routes.ts";
 
 const defaultHook = (result: { success: boolean; error?: unknown }) => {
@@ -67,6 +69,8 @@ function routeMatchers(api: OpenAPIHono<AppEnv>) {
 export function createApp(deps: AppDeps) {
   const app = new OpenAPIHono<AppEnv>({ defaultHook });
   const api = createApi();
+  // Web-form submissions take no key: served ahead of the API below, described in its document.
+  api.openAPIRegistry.registerPath(submissionRoute);
   const matchers = routeMatchers(api);
   const document = () =>
     api.getOpenAPI31Document({
@@ -84,6 +88,7 @@ export function createApp(deps: AppDeps) {
     }),
   );
   app.get("/v1/openapi.json", (c) => c.json(document()));
+  app.route("/", formRoutes());
   app.route("/v1", api);
 
   app.notFound((c) => {

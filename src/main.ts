@@ -1,7 +1,11 @@
+import { healthcheckCommand } from "./cli/healthcheck.ts";
+import { importCommand } from "./cli/import.ts";
 import { keyCommand } from "./cli/keys.ts";
 import { projectCommand } from "./cli/projects.ts";
 import { referenceCommand } from "./cli/reference.ts";
 import { UsageError } from "./cli/args.ts";
+import { backupCommand } from "./cli/backup.ts";
+import { formCommand } from "./cli/forms.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { openDatabase } from "./db/open.ts";
 import { runtime } from "./runtime/index.ts";
@@ -9,11 +13,15 @@ import { serve } from "./server.ts";
 
 const USAGE = `usage: crm <command>
   serve                                   start the HTTP server
+  healthcheck                             exit 0 when the server at HOST:PORT answers /healthz
   project create|update ID|list           manage projects
   key create|revoke ID|list               manage API keys
   contact-type create --project ID --category C [--name N]
   interaction-type create --project ID --name N
   custom-field create --project ID --title T --type TYPE [--options a,b]
+  form create --project ID --name N --fields email,firstName,... [--redirect-url URL] | list
+  import FILE.csv --project ID [--dry-run] create contacts from a CSV file
+  backup FILE                             consistent copy of the live database
 Add --json for one JSON object on stdout.`;
 
 /** One entry point, server and admin CLI (decisions §1, §3). */
@@ -28,11 +36,15 @@ async function main(argv: string[]): Promise<number> {
     await serve(config);
     return -1;
   }
+  if (command === "healthcheck") return healthcheckCommand(config);
   const database = await openDatabase(config.CRM_DB_PATH, config.CRM_SYNCHRONOUS);
   try {
     if (command === "project") await projectCommand(database.db, rest);
     else if (command === "key") await keyCommand(database.db, config, rest);
     else if (["contact-type", "interaction-type", "custom-field"].includes(command)) await referenceCommand(database.db, command, rest);
+    else if (command === "import") await importCommand(database.db, rest);
+    else if (command === "form") await formCommand(database.db, rest);
+    else if (command === "backup") await backupCommand(database, rest);
     else throw new UsageError(`unknown command ${command}\n${USAGE}`);
     return 0;
   } finally {

@@ -26,7 +26,7 @@ export async function createApiKey(
       id,
       project_id: input.projectId,
       name: input.name ?? null,
-      key_hash: await hashApiKey(key),
+      key_hash: hashApiKey(key),
       hint: `${key.slice(0, 13)}…${key.slice(-4)}`,
       scopes: input.scopes.join(" "),
       expires_at: input.expiresAt ?? null,
@@ -52,7 +52,7 @@ export class KeyStore {
   constructor(private readonly db: Kysely<Database>) {}
 
   async verify(key: string, now = Date.now()): Promise<Caller | null> {
-    const hash = await hashApiKey(key);
+    const hash = hashApiKey(key);
     let entry = this.cache.get(hash);
     if (!entry || now - entry.fetched > CACHE_MS) {
       entry = await this.load(hash, now);

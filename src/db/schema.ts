@@ -120,6 +120,24 @@ export interface Database {
     error: string | null;
     response_snippet: string | null;
   };
+  forms: {
+    id: string;
+    project_id: string;
+    name: string;
+    /** JSON array of field names: contact fields and custom-field ids. */
+    fields: string;
+    redirect_url: string | null;
+    created_at: string;
+  };
+  form_submissions: {
+    id: string;
+    form_id: string;
+    project_id: string;
+    contact_id: number;
+    /** JSON object: the submitted values by field name. */
+    values: string;
+    submitted_at: string;
+  };
   idempotency_records: {
     api_key_id: string;
     key: string;
@@ -141,3 +159,4 @@ export type NewContactRow = Insertable<Database["contacts"]>;
 export type ProjectRow = Selectable<Database["projects"]>;
 export type WebhookRow = Selectable<Database["webhooks"]>;
 export type ApiKeyRow = Selectable<Database["api_keys"]>;
+export type FormRow = Selectable<Database["forms"]>;

@@ -1,9 +1,9 @@
 // Deno 2 runtime: node:sqlite behind the same interface as Bun (decisions §1).
 import { DatabaseSync } from "node:sqlite";
-import { mkdirSync } from "node:fs";
+import { createReadStream, mkdirSync, statSync } from "node:fs";
 import { createPrivateFile, readText } from "./files.ts";
 import process from "node:process";
-import { nodeSqliteDialect, type SyncDatabase } from "./node-sqlite-dialect.ts";
+import { bindable, nodeSqliteDialect, type SyncDatabase } from "./node-sqlite-dialect.ts";
 import type { Runtime, SqliteHandle } from "./types.ts";
 
 declare const Deno: {
@@ -19,7 +19,7 @@ function openSqlite(path: string): SqliteHandle {
   return {
     dialect: nodeSqliteDialect(database),
     exec: (sql) => database.exec(sql),
-    all: (sql, params = []) => database.prepare(sql).all(...params) as never,
+    all: (sql, params = []) => database.prepare(sql).all(...params.map(bindable)) as never,
     close: () => database.close(),
   };
 }
@@ -40,5 +40,8 @@ export const denoRuntime: Runtime = {
   mkdirp: (path) => void mkdirSync(path, { recursive: true }),
   readText,
   createPrivateFile,
+  fileSize: (path) => statSync(path, { throwIfNoEntry: false })?.size ?? null,
+  readStream: (path) => createReadStream(path, { highWaterMark: 64 * 1024 }),
+  writeStderr: (text) => void process.stderr.write(text),
   isTerminal: () => Deno.stdout.isTerminal(),
 };

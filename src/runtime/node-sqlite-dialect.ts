@@ -20,18 +20,33 @@ export interface SyncDatabase {
   close(): void;
 }
 
+/**
+ * node:sqlite binds only null, numbers, bigints, strings and Uint8Arrays (Deno 2.9 throws
+ * "cannot be bound" otherwise); bun:sqlite also takes booleans and undefined, so map those
+ * the way Bun does: true/false → 1/0, undefined → NULL.
+ */
+export function bindable(value: unknown): unknown {
+  if (typeof value === "boolean") return value ? 1 : 0;
+  return value === undefined ? null : value;
+}
+
+const STATEMENT_CACHE_SIZE = 500;
+
 /** Kysely over a synchronous SQLite handle with a statement cache; used under Deno (node:sqlite). */
 export function nodeSqliteDialect(database: SyncDatabase): Dialect {
   const cache = new Map<string, ReturnType<SyncDatabase["prepare"]>>();
   const prepare = (sql: string) => {
     let stmt = cache.get(sql);
-    if (!stmt) cache.set(sql, (stmt = database.prepare(sql)));
+    if (stmt) return stmt;
+    // Bounded: `in (?, ?, …)` lists make new SQL texts; drop the oldest (Map keeps insertion order).
+    if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!);
+    cache.set(sql, (stmt = database.prepare(sql)));
     return stmt;
   };
   const connection: DatabaseConnection = {
     async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
       const stmt = prepare(query.sql);
-      const params = query.parameters.map((p) => (typeof p === "boolean" ? Number(p) : p));
+      const params = query.parameters.map(bindable);
       if (stmt.columns().length > 0) return { rows: stmt.all(...params) as R[] };
       const result = stmt.run(...params);
       return { rows: [], numAffectedRows: BigInt(result.changes), insertId: BigInt(result.lastInsertRowid) };

@@ -38,4 +38,10 @@ export interface Runtime {
   /** Creates a file readable by its owner only (mode 0600); false when it already exists. */
   createPrivateFile(path: string, text: string): boolean;
   isTerminal(): boolean;
+  /** Size of a file in bytes; null when it does not exist (import progress, backup). */
+  fileSize(path: string): number | null;
+  /** A file as a stream of byte chunks, read in constant memory (`crm import`). */
+  readStream(path: string): AsyncIterable<Uint8Array>;
+  /** Writes to stderr without adding a line break (a progress bar redrawn with \r). */
+  writeStderr(text: string): void;
 }

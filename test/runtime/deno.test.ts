@@ -32,6 +32,7 @@ describe.skipIf(!enabled)("the server under Deno (npm run serve:deno)", () => {
       ...(process.env as Record<string, string>),
       CRM_DB_PATH: join(dir, "crm.db"),
       CRM_ENV: "sandbox",
+      CRM_LOG_LEVEL: "info",
       CRM_OUTBOX_POLL_MS: "100",
       CRM_WEBHOOK_RETRY_SCHEDULE: "1s,1s",
       CRM_WEBHOOK_TIMEOUT_MS: "3000",
@@ -58,7 +59,9 @@ describe.skipIf(!enabled)("the server under Deno (npm run serve:deno)", () => {
 
   test("it reports the deno runtime and a sandbox key", () => {
     expect(server.key).toStartWith("crm_test_");
-    expect(server.stdout() + server.stderr()).not.toContain("Error");
+    const listening = server.stdout().split("\n").find((line) => line.includes('"msg":"listening"'));
+    expect(JSON.parse(listening!).runtime).toBe("deno");
+    expect(server.stderr()).toBe("");
   });
 
   let contactId: string;
