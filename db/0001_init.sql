@@ -110,13 +110,18 @@ CREATE INDEX contact_tags_tag ON contact_tags(tag_id, contact_id);
 
 -- Word-prefix search (decisions §5): one row per searchable term of a contact, kept in the
 -- same transaction as the contact, so `search` is an index range scan, never a table scan.
+-- The contact's updatedAt and number are copied here so a prefix range is ordered for the
+-- list from this index alone (contacts_search_recent), without reading the contacts.
 CREATE TABLE contact_search_terms (
-  project_id TEXT NOT NULL,
-  term       TEXT NOT NULL,
-  contact_id INTEGER NOT NULL REFERENCES contacts(id) ON DELETE CASCADE,
+  project_id     TEXT NOT NULL,
+  term           TEXT NOT NULL,
+  contact_id     INTEGER NOT NULL REFERENCES contacts(id) ON DELETE CASCADE,
+  updated_at     TEXT NOT NULL,
+  contact_number INTEGER NOT NULL,
   PRIMARY KEY (project_id, term, contact_id)
 ) STRICT, WITHOUT ROWID;
-CREATE INDEX contact_search_terms_contact ON contact_search_terms(contact_id);
+CREATE INDEX contact_search_terms_recent ON contact_search_terms(project_id, term, updated_at, contact_number);
+CREATE INDEX contact_search_terms_contact ON contact_search_terms(contact_id, term);
 
 CREATE TABLE interaction_logs (
   id                  TEXT PRIMARY KEY,

@@ -1,5 +1,5 @@
-import { sql } from "kysely";
-import type { ContactRow, Db, NewContactRow } from "../db/schema.ts";
+import { sql, type Expression, type ExpressionBuilder, type SqlBool } from "kysely";
+import type { ContactRow, Database, Db, NewContactRow } from "../db/schema.ts";
 import { preparedQuery } from "../db/prepared.ts";
 import { prefixEnd } from "./matching.ts";
 
@@ -64,40 +64,53 @@ export async function findContactWithSignal(db: Db, projectId: string, contactNu
   return (await contactWithSignal(db, projectId, contactNumber))[0];
 }
 
-/** One page of contacts, newest update first (decisions §5); every filter is an index lookup. */
-export async function listContactRows(db: Db, projectId: string, f: ContactFilters, limit: number): Promise<ContactView[]> {
-  let q = withType(db).where("contacts.project_id", "=", projectId);
-  if (f.emailKey !== undefined) q = q.where("email_key", "=", f.emailKey);
-  if (f.phoneKey !== undefined) q = q.where("phone_key", "=", f.phoneKey);
-  if (f.contactTypeIds) q = f.contactTypeIds.length ? q.where("contact_type_id", "in", f.contactTypeIds) : q.where(sql<boolean>`0`);
-  if (f.updatedSince) q = q.where("updated_at", ">=", f.updatedSince);
+/** The non-search filters of GET /contacts as one condition; each is an index lookup. */
+function filterCondition(eb: ExpressionBuilder<Database, "contacts">, f: ContactFilters): Expression<SqlBool> {
+  const conditions: Expression<SqlBool>[] = [];
+  if (f.emailKey !== undefined) conditions.push(eb("contacts.email_key", "=", f.emailKey));
+  if (f.phoneKey !== undefined) conditions.push(eb("contacts.phone_key", "=", f.phoneKey));
+  if (f.contactTypeIds) {
+    conditions.push(f.contactTypeIds.length ? eb("contacts.contact_type_id", "in", f.contactTypeIds) : sql<SqlBool>`0 = 1`);
+  }
+  if (f.updatedSince) conditions.push(eb("contacts.updated_at", ">=", f.updatedSince));
   for (const tagId of f.tagIds ?? []) {
-    q = q.where(({ exists, selectFrom }) =>
-      exists(
-        selectFrom("contact_tags")
+    conditions.push(
+      eb.exists(
+        eb
+          .selectFrom("contact_tags")
           .select("contact_tags.tag_id")
           .whereRef("contact_tags.contact_id", "=", "contacts.id")
           .where("contact_tags.tag_id", "=", tagId),
       ),
     );
   }
-  for (const token of f.searchTokens ?? []) {
-    q = q.where("contacts.id", "in", (eb) =>
-      eb
-        .selectFrom("contact_search_terms")
-        .select("contact_id")
-        .where("contact_search_terms.project_id", "=", projectId)
-        .where("term", ">=", token)
-        .where("term", "<", prefixEnd(token)),
-    );
+  return eb.and(conditions);
+}
+
+const hasFilters = (f: ContactFilters) =>
+  f.emailKey !== undefined || f.phoneKey !== undefined || f.contactTypeIds !== undefined || !!f.updatedSince || !!f.tagIds?.length;
+
+/** One page of contacts, newest update first (decisions §5): `limit + 1` rows. */
+export async function listContactRows(db: Db, projectId: string, f: ContactFilters, limit: number): Promise<ContactView[]> {
+  let q = withType(db).where("contacts.project_id", "=", projectId);
+  if (f.searchTokens?.length) {
+    // The search already applied every filter and the cursor; fetch its page in order.
+    const ids = await searchContactIds(db, projectId, f, limit + 1);
+    if (ids.length === 0) return [];
+    q = q.where("contacts.id", "in", ids);
+  } else {
+    if (hasFilters(f)) q = q.where((eb) => filterCondition(eb as never, f));
+    if (f.after) {
+      const [updatedAt, number] = f.after;
+      q = q.where((eb) =>
+        eb.or([
+          eb("contacts.updated_at", "<", updatedAt),
+          eb.and([eb("contacts.updated_at", "=", updatedAt), eb("contacts.contact_number", "<", number)]),
+        ]),
+      );
+    }
   }
-  if (f.after) {
-    const [updatedAt, number] = f.after;
-    q = q.where((eb) =>
-      eb.or([eb("updated_at", "<", updatedAt), eb.and([eb("updated_at", "=", updatedAt), eb("contact_number", "<", number)])]),
-    );
-  }
-  return q.orderBy("updated_at", "desc").orderBy("contact_number", "desc").limit(limit + 1).execute();
+  return q.orderBy("contacts.updated_at", "desc").orderBy("contacts.contact_number", "desc").limit(limit + 1).execute();
 }
 
 const tagsOfOne = preparedQuery<[number], { contact_id: number; id: string; name: string }>(1, (db, contactId) =>
@@ -108,6 +121,60 @@ const tagsOfOne = preparedQuery<[number], { contact_id: number; id: string; name
     .where("contact_tags.contact_id", "=", contactId)
     .orderBy("tags.name"),
 );
+
+/**
+ * `search` (decisions §5): the first token's prefix range of the term index, already
+ * carrying each contact's order keys, gives the newest matches without reading contacts;
+ * further tokens and the other filters are checked per candidate through indexes. A
+ * contact matching through several terms appears once. Returns up to `wanted` ids.
+ */
+async function searchContactIds(db: Db, projectId: string, f: ContactFilters, wanted: number): Promise<number[]> {
+  const [first, ...rest] = f.searchTokens!;
+  const ids: number[] = [];
+  let after = f.after;
+  for (let round = 0; round < 50 && ids.length < wanted; round++) {
+    const batch = wanted * 2;
+    let q = db
+      .selectFrom("contact_search_terms as t")
+      .select(["t.contact_id", "t.updated_at", "t.contact_number"])
+      .where("t.project_id", "=", projectId)
+      .where("t.term", ">=", first!)
+      .where("t.term", "<", prefixEnd(first!));
+    for (const token of rest) {
+      q = q.where(({ exists, selectFrom }) =>
+        exists(
+          selectFrom("contact_search_terms as o")
+            .select("o.contact_id")
+            .whereRef("o.contact_id", "=", "t.contact_id")
+            .where("o.term", ">=", token)
+            .where("o.term", "<", prefixEnd(token)),
+        ),
+      );
+    }
+    if (hasFilters(f)) {
+      q = q.where(({ exists, selectFrom }) =>
+        exists(
+          selectFrom("contacts")
+            .select("contacts.id")
+            .whereRef("contacts.id", "=", "t.contact_id")
+            .where((eb) => filterCondition(eb as never, f)),
+        ),
+      );
+    }
+    if (after) {
+      const [updatedAt, number] = after;
+      q = q.where((eb) =>
+        eb.or([eb("t.updated_at", "<", updatedAt), eb.and([eb("t.updated_at", "=", updatedAt), eb("t.contact_number", "<", number)])]),
+      );
+    }
+    const rows = await q.orderBy("t.updated_at", "desc").orderBy("t.contact_number", "desc").limit(batch).execute();
+    for (const r of rows) if (!ids.includes(r.contact_id) && ids.length < wanted) ids.push(r.contact_id);
+    if (rows.length < batch) break;
+    const last = rows[rows.length - 1]!;
+    after = [last.updated_at, last.contact_number];
+  }
+  return ids;
+}
 
 export async function tagsOfContacts(db: Db, contactIds: number[]) {
   if (contactIds.length === 0) return [];
@@ -141,14 +208,31 @@ export async function replaceContactTags(db: Db, contactId: number, tagIds: stri
   }
 }
 
-export async function replaceSearchTerms(db: Db, projectId: string, contactId: number, terms: string[]): Promise<void> {
-  await db.deleteFrom("contact_search_terms").where("contact_id", "=", contactId).execute();
+export async function replaceSearchTerms(
+  db: Db,
+  contact: { projectId: string; id: number; updatedAt: string; contactNumber: number },
+  terms: string[],
+): Promise<void> {
+  await db.deleteFrom("contact_search_terms").where("contact_id", "=", contact.id).execute();
   if (terms.length) {
     await db
       .insertInto("contact_search_terms")
-      .values(terms.map((term) => ({ project_id: projectId, term, contact_id: contactId })))
+      .values(
+        terms.map((term) => ({
+          project_id: contact.projectId,
+          term,
+          contact_id: contact.id,
+          updated_at: contact.updatedAt,
+          contact_number: contact.contactNumber,
+        })),
+      )
       .execute();
   }
+}
+
+/** Keeps the copied order keys of the search terms in step with the contact. */
+export async function touchSearchTerms(db: Db, contactId: number, updatedAt: string): Promise<void> {
+  await db.updateTable("contact_search_terms").set({ updated_at: updatedAt }).where("contact_id", "=", contactId).execute();
 }
 
 /**

@@ -39,7 +39,7 @@ export async function createContact(
   const now = isoNow();
   const id = await repo.insertContactRow(db, { ...toRow(state, projectId, counter.default_region), created_at: now, updated_at: now });
   await repo.replaceContactTags(db, id, state.tagIds);
-  await repo.replaceSearchTerms(db, projectId, id, termsOf(state));
+  await repo.replaceSearchTerms(db, { projectId, id, updatedAt: now, contactNumber: state.contactNumber }, termsOf(state));
   const contact = await loadContact(db, projectId, state.contactNumber);
   if (options.emitEvent !== false) await recordEvent(db, projectId, "contact.created", { contact });
   return contact;
@@ -62,10 +62,13 @@ export async function patchContact(db: Db, projectId: string, contactNumber: num
     await repo.moveContactCounterPast(db, projectId, after.contactNumber);
   }
   const region = await repo.projectRegion(db, projectId);
-  await repo.updateContactRow(db, row.id, { ...toRow(after, projectId, region), updated_at: isoNow() });
+  const now = isoNow();
+  await repo.updateContactRow(db, row.id, { ...toRow(after, projectId, region), updated_at: now });
   if (changed.includes("tags")) await repo.replaceContactTags(db, row.id, after.tagIds);
   if (changed.some((f) => ["firstName", "lastName", "businessName", "email", "contactId"].includes(f))) {
-    await repo.replaceSearchTerms(db, projectId, row.id, termsOf(after));
+    await repo.replaceSearchTerms(db, { projectId, id: row.id, updatedAt: now, contactNumber: after.contactNumber }, termsOf(after));
+  } else {
+    await repo.touchSearchTerms(db, row.id, now);
   }
   const contact = await loadContact(db, projectId, after.contactNumber);
   const data: Record<string, unknown> = { contact, changedFields: changed };

@@ -69,7 +69,7 @@ export interface Database {
     updated_at: string;
   };
   contact_tags: { contact_id: number; tag_id: string };
-  contact_search_terms: { project_id: string; term: string; contact_id: number };
+  contact_search_terms: { project_id: string; term: string; contact_id: number; updated_at: string; contact_number: number };
   interaction_logs: {
     id: string;
     project_id: string;
