@@ -6,8 +6,12 @@ export const MAX_BODY_BYTES = 1_048_576;
 
 const tooLarge = () => new ApiError("ERR_PAYLOAD_TOO_LARGE", "Request body exceeds 1 MiB.");
 
-/** Reads at most `limit` bytes; stops reading (and throws 413) as soon as the stream passes it. */
-async function readCapped(request: Request, limit: number): Promise<string> {
+/**
+ * Reads at most `limit` bytes: 413 from Content-Length before reading, or as soon as the
+ * stream passes the limit, without reading the rest.
+ */
+export async function readCapped(request: Request, limit = MAX_BODY_BYTES): Promise<string> {
+  if (Number(request.headers.get("content-length") ?? "0") > limit) throw tooLarge();
   if (!request.body) return "";
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -33,11 +37,9 @@ async function readCapped(request: Request, limit: number): Promise<string> {
  */
 export function jsonBody(): MiddlewareHandler<AppEnv> {
   return async function jsonBody(c, next) {
-    const length = Number(c.req.header("content-length") ?? "0");
-    if (length > MAX_BODY_BYTES) throw tooLarge();
     const type = c.req.header("content-type");
     const isJson = type !== undefined && /^application\/json\s*(;|$)/i.test(type.trim());
-    const text = await readCapped(c.req.raw, MAX_BODY_BYTES);
+    const text = await readCapped(c.req.raw);
     if (text.length > 0 && !isJson) {
       throw new ApiError("ERR_UNSUPPORTED_MEDIA_TYPE", "Send the body as application/json.");
     }

@@ -54,7 +54,8 @@ export async function checkUrl(
   if (url.protocol !== "https:" && !(sandbox && url.protocol === "http:")) {
     return { ok: false, reason: sandbox ? "url must be http(s)." : "url must use https." };
   }
-  const host = url.hostname.replace(/^\[|\]$/g, "");
+  // A trailing dot names the same host (`localhost.`); judge it without.
+  const host = url.hostname.replace(/^\[|\]$/g, "").replace(/\.$/, "");
   if (ipaddr.isValid(host)) {
     if (!sandbox && !isPublicAddress(host)) return { ok: false, reason: "url must resolve to a public address." };
     return { ok: true, url, addresses: [host] };

@@ -1,0 +1,63 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { commonErrors, errors } from "../http/openapi.ts";
+
+export const FormIdParam = z.object({
+  formId: z.string().openapi({ param: { name: "formId", in: "path" }, example: "frm_4GJm2sWq8YtR1nXcB7dLp0" }),
+});
+
+export const SubmissionBody = z.record(z.string(), z.unknown()).openapi("FormSubmission", {
+  description:
+    "The form's field names (contact fields such as `email` or `address.city`, custom-field ids) → values. " +
+    "Blank values count as not sent. `_hp` is the honeypot: leave it out or empty.",
+  example: { email: "ada@example.com", firstName: "Ada", "address.city": "London", _hp: "" },
+});
+
+export const SubmissionAccepted = z
+  .object({
+    submissionId: z.string().openapi({ example: "sub_9aQ2mZx81LkT0bVcR5yHsW" }),
+    submittedAt: z.string().openapi({ example: "2024-05-01T10:00:00.000Z" }),
+  })
+  .openapi("FormSubmissionAccepted");
+
+/**
+ * POST /v1/forms/{formId}/submissions as the OpenAPI document shows it (decisions §10). It
+ * takes no key, so createApp mounts its handler ahead of the authenticated API and only
+ * registers this description with the API's document.
+ */
+export const submissionRoute = createRoute({
+  method: "post",
+  path: "/forms/{formId}/submissions",
+  summary: "Submit a web form",
+  description:
+    "No API key. Takes JSON or `application/x-www-form-urlencoded`. Creates a contact (source `web_form`) or " +
+    "updates the project's contact with the same email, then records `web_form.submitted`. JSON requests get " +
+    "JSON answers; urlencoded (browser) posts get HTML pages, or a 303 to the form's redirect URL. " +
+    "Limited per client address: 10 a minute per form, 60 a minute in all.",
+  tags: ["Web forms"],
+  security: [],
+  request: {
+    params: FormIdParam,
+    body: {
+      required: true,
+      content: {
+        "application/json": { schema: SubmissionBody },
+        "application/x-www-form-urlencoded": { schema: SubmissionBody },
+      },
+    },
+  },
+  responses: {
+    201: {
+      description: "Accepted (a honeypot hit is answered the same way and stores nothing).",
+      content: { "application/json": { schema: SubmissionAccepted }, "text/html": { schema: z.string() } },
+    },
+    303: { description: "Browser post to a form with a redirect URL: see that URL.", headers: z.object({ Location: z.string() }) },
+    402: errors[402],
+    404: errors[404],
+    413: errors[413],
+    415: errors[415],
+    422: commonErrors[422],
+    429: commonErrors[429],
+  },
+});
+
+export type SubmissionAnswer = z.infer<typeof SubmissionAccepted>;

@@ -1,0 +1,109 @@
+import type { Kysely } from "kysely";
+import { emailKey } from "../contacts/matching.ts";
+import * as contacts from "../contacts/repository.ts";
+import type { ContactInput } from "../contacts/schemas.ts";
+import { createContact, parseContactId, patchContact } from "../contacts/service.ts";
+import type { Database, Db, FormRow } from "../db/schema.ts";
+import { recordEvent } from "../events/record.ts";
+import { newId } from "../lib/ids.ts";
+import { isoNow } from "../lib/time.ts";
+import { allCustomFields } from "../reference/repository.ts";
+import { fieldSpecs, resolveFieldNames, type FieldSpec } from "./fields.ts";
+import { asSubmissionError } from "./input.ts";
+import * as repo from "./repository.ts";
+
+/** A form as the CLI shows it (decisions §3, §10). */
+export interface Form {
+  id: string;
+  projectId: string;
+  name: string;
+  fields: string[];
+  redirectUrl: string | null;
+  createdAt: string;
+}
+
+export const toForm = (row: FormRow): Form => ({
+  id: row.id,
+  projectId: row.project_id,
+  name: row.name,
+  fields: JSON.parse(row.fields) as string[],
+  redirectUrl: row.redirect_url,
+  createdAt: row.created_at,
+});
+
+/**
+ * `crm form create` (decisions §10): custom fields given by title are stored by id, so a
+ * later rename does not break the form. Throws a message for a field it cannot resolve.
+ */
+export async function createForm(db: Db, input: { projectId: string; name: string; fields: string[]; redirectUrl: string | null }) {
+  const fields = resolveFieldNames(input.fields, await allCustomFields(db, input.projectId));
+  const row: FormRow = {
+    id: newId("frm"),
+    project_id: input.projectId,
+    name: input.name,
+    fields: JSON.stringify(fields),
+    redirect_url: input.redirectUrl,
+    created_at: isoNow(),
+  };
+  await repo.insertForm(db, row);
+  return toForm(row);
+}
+
+/** The form's fields with what the page and the submission need (labels, kinds, options). */
+export async function specsOf(db: Db, form: FormRow): Promise<FieldSpec[]> {
+  return fieldSpecs(JSON.parse(form.fields) as string[], await allCustomFields(db, form.project_id));
+}
+
+export interface Submitted {
+  submissionId: string;
+  submittedAt: string;
+}
+
+/**
+ * Takes one validated submission (decisions §10) in one transaction: updates the
+ * project's contact with the same email (match key of decisions §5; the most recently
+ * updated one when several share it, as `GET /contacts?email=` lists first) or creates one
+ * with source `web_form` (quota 402 applies; an update keeps the stored email as written), which records contact.updated or
+ * contact.created as the API does, then stores the submission and records
+ * web_form.submitted with the contact as it now is (decisions §7).
+ */
+export async function submitForm(
+  deps: { db: Kysely<Database>; onEventsCommitted(): void },
+  form: FormRow,
+  specs: FieldSpec[],
+  submission: { input: ContactInput; values: Record<string, unknown> },
+): Promise<Submitted> {
+  const projectId = form.project_id;
+  const { input, values } = submission;
+  let result: Submitted;
+  try {
+    result = await deps.db.transaction().execute(async (trx) => {
+      const key = input.email ? emailKey(input.email) : null;
+      const [match] = key ? await contacts.listContactRows(trx, projectId, { emailKey: key }, 1) : [];
+      // The email matched: how it was first written (case, spaces) stays.
+      const contact = match
+        ? (await patchContact(trx, projectId, match.contact_number, { ...input, email: undefined })).contact
+        : await createContact(trx, projectId, input, { source: "web_form" });
+      const row = await contacts.findContactRow(trx, projectId, parseContactId(contact.contactId)!);
+      const submitted = { submissionId: newId("sub"), submittedAt: isoNow() };
+      await repo.insertSubmission(trx, {
+        id: submitted.submissionId,
+        formId: form.id,
+        projectId,
+        contactId: row!.id,
+        values,
+        submittedAt: submitted.submittedAt,
+      });
+      await recordEvent(trx, projectId, "web_form.submitted", {
+        form: { id: form.id, name: form.name },
+        submission: { id: submitted.submissionId, submittedAt: submitted.submittedAt, values },
+        contact,
+      });
+      return submitted;
+    });
+  } catch (error) {
+    throw asSubmissionError(error, specs);
+  }
+  deps.onEventsCommitted();
+  return result;
+}

@@ -1,0 +1,257 @@
+/**
+ * Web forms (decisions §10, §12, §9, §7): the CLI makes a form, /f/{id} serves its page, and
+ * POST /v1/forms/{id}/submissions takes JSON or urlencoded without a key. Black-box: the
+ * real server, its CLI, and the events table read straight from the database file.
+ */
+import { Database } from "bun:sqlite";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { expectError, expectStatus, ISO_RE } from "../helpers/expect.ts";
+import { startServer, type ServerHandle } from "../helpers/server.ts";
+
+let srv: ServerHandle;
+let db: Database;
+let colourId: string;
+/** email, firstName, phone, address.city, Colour (select red/blue), subscribed */
+let form: { id: string; name: string; fields: string[] };
+const FIELDS = () => `email,firstName,phone,address.city,${colourId},subscribed`;
+
+const events = (): Array<{ event: string; projectId: string; data: any }> =>
+  (db.query("SELECT body FROM events ORDER BY rowid").all() as Array<{ body: string }>).map((r) => JSON.parse(r.body));
+const submissions = () => (db.query("SELECT count(*) AS n FROM form_submissions").get() as { n: number }).n;
+
+const createForm = (args: string[]) => srv.cli(["form", "create", "--project", srv.projectId, "--json", ...args]);
+/** A form of its own per test: each (address, form) pair may send 10 a minute. */
+const freshForm = () => createForm(["--name", "Contact us", "--fields", FIELDS()]);
+const postJson = (formId: string, body: unknown) => srv.api("POST", `/forms/${formId}/submissions`, { key: null, body });
+const postForm = (formId: string, fields: Record<string, string | string[]>) => {
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(fields)) for (const item of [v].flat()) params.append(k, item);
+  return srv.api("POST", `/forms/${formId}/submissions`, {
+    key: null,
+    rawBody: params.toString(),
+    headers: { "Content-Type": "application/x-www-form-urlencoded" },
+  });
+};
+const contactsByEmail = async (email: string) => (await srv.api("GET", "/contacts", { query: { email } })).json.data as any[];
+
+beforeAll(async () => {
+  srv = await startServer();
+  db = new Database(srv.env.CRM_DB_PATH!, { readonly: true });
+  colourId = srv.cli(["custom-field", "create", "--project", srv.projectId, "--title", "Colour", "--type", "select", "--options", "red,blue", "--json"]).id;
+  form = createForm(["--name", "Contact us", "--fields", "email,firstName,phone,address.city,Colour,subscribed"]);
+}, 60_000);
+afterAll(async () => {
+  db.close();
+  await srv.stop();
+});
+
+describe("crm form create", () => {
+  test("prints the form as JSON, custom fields resolved to ids", () => {
+    expect(form.id).toMatch(/^frm_[A-Za-z0-9]{22}$/);
+    expect(form.name).toBe("Contact us");
+    expect(form.fields).toEqual(["email", "firstName", "phone", "address.city", colourId, "subscribed"]);
+  });
+
+  test.each([
+    ["an unknown field", ["--name", "x", "--fields", "email,favouriteFood"]],
+    ["no identity field", ["--name", "x", "--fields", "notes"]],
+    ["a bad redirect URL", ["--name", "x", "--fields", "email", "--redirect-url", "javascript:alert(1)"]],
+  ])("refuses %s with exit 2", (_, args) => {
+    const r = srv.cliRaw(["form", "create", "--project", srv.projectId, "--json", ...args]);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain("crm:");
+  });
+});
+
+describe("GET /f/{formId}", () => {
+  test("serves an accessible HTML page with the fields, the honeypot and no outside asset", async () => {
+    const res = await srv.api("GET", `${srv.origin}/f/${form.id}`, { key: null });
+    expectStatus(res, 200);
+    expect(res.headers.get("content-type")).toContain("text/html");
+    const html = res.text;
+    expect(html).toMatch(/<html lang="en">/);
+    expect(html).toContain(`<form method="post" action="/v1/forms/${form.id}/submissions"`);
+    for (const [name, type] of [["email", "email"], ["firstName", "text"], ["phone", "tel"], ["address.city", "text"]]) {
+      const input = new RegExp(`<input type="${type}" id="([^"]+)" name="${name.replace(".", "\\.")}"`).exec(html);
+      expect(input, name).not.toBeNull();
+      expect(html).toContain(`<label for="${input![1]}">`);
+    }
+    expect(html).toContain(`<select id="f-${colourId}" name="${colourId}">`);
+    expect(html).toMatch(/<input type="checkbox" id="f-subscribed" name="subscribed"/);
+    const honeypot = /<input[^>]*name="_hp"[^>]*>/.exec(html)?.[0] ?? "";
+    expect(honeypot).toContain('tabindex="-1"');
+    expect(honeypot).toContain('autocomplete="off"');
+    expect(honeypot).toContain("hidden");
+    expect(html).not.toMatch(/(src|href)\s*=\s*["']?https?:\/\//i);
+    expect(html).not.toContain("<script");
+  });
+
+  test("an unknown form is 404", async () => {
+    const res = await srv.api("GET", `${srv.origin}/f/frm_missing`, { key: null });
+    expectStatus(res, 404);
+    expect(res.headers.get("content-type")).toContain("text/html");
+  });
+});
+
+describe("POST /v1/forms/{formId}/submissions", () => {
+  test("JSON creates a contact with source web_form and records contact.created then web_form.submitted", async () => {
+    const before = events().length;
+    const res = await postJson(form.id, { email: "ada@example.com", firstName: "Ada", "address.city": "London", [colourId]: "red" });
+    expectStatus(res, 201);
+    expect(res.json.submissionId).toMatch(/^sub_/);
+    expect(res.json.submittedAt).toMatch(ISO_RE);
+    const [contact] = await contactsByEmail("ada@example.com");
+    expect(contact).toMatchObject({ source: "web_form", firstName: "Ada", email: "ada@example.com", customFields: { [colourId]: "red" } });
+    expect(contact.address.city).toBe("London");
+
+    const added = events().slice(before);
+    expect(added.map((e) => e.event)).toEqual(["contact.created", "web_form.submitted"]);
+    expect(added[0]!.data).toEqual({ contact });
+    expect(added[1]!.projectId).toBe(srv.projectId);
+    expect(added[1]!.data).toEqual({
+      form: { id: form.id, name: "Contact us" },
+      submission: {
+        id: res.json.submissionId,
+        submittedAt: res.json.submittedAt,
+        values: { email: "ada@example.com", firstName: "Ada", "address.city": "London", [colourId]: "red" },
+      },
+      contact,
+    });
+  });
+
+  test("urlencoded creates a contact and answers a thank-you page", async () => {
+    const res = await postForm(form.id, { email: "bo@example.com", firstName: "Bo", phone: "", subscribed: "true", _hp: "" });
+    expectStatus(res, 201);
+    expect(res.headers.get("content-type")).toContain("text/html");
+    expect(res.text).toContain("Thank you");
+    const [contact] = await contactsByEmail("bo@example.com");
+    expect(contact).toMatchObject({ source: "web_form", firstName: "Bo", phone: null, subscribed: true });
+  });
+
+  test("the same email (any case) updates that contact: contact.updated, then web_form.submitted", async () => {
+    const made = await srv.api("POST", "/contacts", { body: { email: "cy@example.com", firstName: "Cy", lastName: "Old" } });
+    expectStatus(made, 201);
+    const before = events().length;
+    const res = await postJson(form.id, { email: "  CY@example.com ", firstName: "Cyrus" });
+    expectStatus(res, 201);
+    const all = await contactsByEmail("cy@example.com");
+    expect(all).toHaveLength(1);
+    expect(all[0]).toMatchObject({ contactId: made.json.contactId, firstName: "Cyrus", lastName: "Old", source: "api" });
+    const added = events().slice(before);
+    expect(added.map((e) => e.event)).toEqual(["contact.updated", "web_form.submitted"]);
+    expect(added[0]!.data.changedFields).toContain("firstName");
+    expect(added[1]!.data.contact).toEqual(all[0]);
+  });
+
+  test("JSON validation errors are the envelope with the form's field name, and store nothing", async () => {
+    const before = [events().length, submissions()];
+    const own = freshForm();
+    expectError(await postJson(own.id, { email: "not-an-email", firstName: "X" }), "ERR_FORM_VALIDATION", "email");
+    expectError(await postJson(own.id, { email: "z@example.com", company: "Acme" }), "ERR_FORM_VALIDATION", "company");
+    expectError(await postJson(own.id, { email: "z@example.com", [colourId]: "green" }), "ERR_FORM_VALIDATION", colourId);
+    expectError(await postJson(own.id, { firstName: "x".repeat(256) }), "ERR_FORM_VALIDATION", "firstName");
+    // The at-least-one rule names firstName, as the API does, when the form has it.
+    expectError(await postJson(own.id, { "address.city": "Paris" }), "ERR_FORM_VALIDATION", "firstName");
+    expect([events().length, submissions()]).toEqual(before);
+    expect(await contactsByEmail("z@example.com")).toHaveLength(0);
+  });
+
+  test("a urlencoded post with errors gets the form again, listing them", async () => {
+    const res = await postForm(form.id, { email: "nope", firstName: "Dee", [colourId]: "green" });
+    expectStatus(res, 422);
+    expect(res.headers.get("content-type")).toContain("text/html");
+    expect(res.text).toContain('role="alert"');
+    expect(res.text).toContain('href="#f-email"');
+    expect(res.text).toMatch(/Must be a valid email address/);
+    expect(res.text).toMatch(/expected one of: red, blue/i);
+    expect(res.text.indexOf('href="#f-email"')).toBeLessThan(res.text.indexOf(`href="#f-${colourId}"`));
+    expect(res.text).toMatch(/name="email"[^>]*aria-invalid="true"[^>]*value="nope"/);
+    expect(res.text).toContain('value="Dee"');
+  });
+
+  test("urlencoded custom values are read by type: number, checkbox, every value of a multiselect", async () => {
+    const cf = (title: string, type: string, options?: string) =>
+      srv.cli(["custom-field", "create", "--project", srv.projectId, "--title", title, "--type", type, "--json", ...(options ? ["--options", options] : [])]).id as string;
+    const [size, agree, topics] = [cf("Size", "number"), cf("Agree", "checkbox"), cf("Topics", "multiselect", "a,b,c")];
+    const own = createForm(["--name", "Typed", "--fields", `email,Size,Agree,Topics`]);
+    expect(own.fields).toEqual(["email", size, agree, topics]);
+    const page = (await srv.api("GET", `${srv.origin}/f/${own.id}`, { key: null })).text;
+    expect(page).toContain(`<input type="number" id="f-${size}" name="${size}"`);
+    expect(page).toMatch(new RegExp(`<fieldset[^>]*>\n<legend>Topics</legend>`));
+    const res = await postForm(own.id, { email: "typed@example.com", [size]: "42.5", [agree]: "true", [topics]: ["a", "c"] });
+    expectStatus(res, 201);
+    const [contact] = await contactsByEmail("typed@example.com");
+    expect(contact.customFields).toEqual({ [size]: 42.5, [agree]: true, [topics]: ["a", "c"] });
+    const bad = await postForm(own.id, { email: "typed2@example.com", [size]: "lots" });
+    expectStatus(bad, 422);
+    expect(bad.text).toContain(`href="#f-${size}"`);
+  });
+
+  test("a filled honeypot is answered as a success and creates nothing", async () => {
+    const before = [events().length, submissions()];
+    const own = freshForm();
+    const json = await postJson(own.id, { email: "bot@example.com", firstName: "Bot", _hp: "http://spam" });
+    expectStatus(json, 201);
+    expect(json.json.submissionId).toMatch(/^sub_/);
+    const html = await postForm(own.id, { email: "bot@example.com", _hp: "x" });
+    expectStatus(html, 201);
+    expect(html.text).toContain("Thank you");
+    expect([events().length, submissions()]).toEqual(before);
+    expect(await contactsByEmail("bot@example.com")).toHaveLength(0);
+  });
+
+  test("unknown form is 404 (envelope for JSON), another content type is 415", async () => {
+    expectError(await postJson("frm_missing", { email: "a@example.com" }), "ERR_NOT_FOUND");
+    const text = await srv.api("POST", `/forms/${form.id}/submissions`, { key: null, rawBody: "email=a", headers: { "Content-Type": "text/plain" } });
+    expectError(text, "ERR_UNSUPPORTED_MEDIA_TYPE");
+  });
+
+  test("a form with a redirect URL answers a browser post with 303 there, JSON with 201", async () => {
+    const redirecting = createForm(["--name", "Newsletter", "--fields", "email", "--redirect-url", "https://example.com/thanks"]);
+    const page = await srv.api("GET", `${srv.origin}/f/${redirecting.id}`, { key: null });
+    expect(page.text).toMatch(/<input type="email" id="f-email" name="email"[^>]* required/);
+    const res = await fetch(`${srv.baseUrl}/forms/${redirecting.id}/submissions`, {
+      method: "POST",
+      body: new URLSearchParams({ email: "news@example.com" }),
+      redirect: "manual",
+    });
+    expect(res.status).toBe(303);
+    expect(res.headers.get("location")).toBe("https://example.com/thanks");
+    expectStatus(await postJson(redirecting.id, { email: "news2@example.com" }), 201);
+    expect(await contactsByEmail("news@example.com")).toHaveLength(1);
+  });
+
+  test("the contact quota applies: 402, while the same email still updates", async () => {
+    const project = await srv.newProject({ contactQuota: 1 });
+    const quoted = srv.cli(["form", "create", "--project", project.id, "--name", "Q", "--fields", "email,firstName", "--json"]);
+    expectStatus(await postJson(quoted.id, { email: "q1@example.com" }), 201);
+    expectError(await postJson(quoted.id, { email: "q2@example.com" }), "ERR_QUOTA_EXCEEDED");
+    const html = await postForm(quoted.id, { email: "q3@example.com" });
+    expectStatus(html, 402);
+    expect(html.headers.get("content-type")).toContain("text/html");
+    expectStatus(await postJson(quoted.id, { email: "Q1@example.com", firstName: "Quinn" }), 201);
+    const listed = await project.api("GET", "/contacts");
+    expect(listed.json.data.map((c: any) => [c.email, c.firstName])).toEqual([["q1@example.com", "Quinn"]]);
+  });
+
+  test("submissions are limited per client address and form: 429 with Retry-After", async () => {
+    const limited = createForm(["--name", "Limited", "--fields", "email"]);
+    for (let i = 0; i < 10; i++) expectStatus(await postJson(limited.id, { email: "l@example.com", _hp: "bot" }), 201);
+    const refused = await postJson(limited.id, { email: "l@example.com" });
+    expectError(refused, "ERR_RATE_LIMITED");
+    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    const html = await postForm(limited.id, { email: "l@example.com" });
+    expectStatus(html, 429);
+    expect(html.headers.get("retry-after")).not.toBeNull();
+    expect(await contactsByEmail("l@example.com")).toHaveLength(0);
+    // Another form is counted apart.
+    expectStatus(await postJson(form.id, { email: "other@example.com" }), 201);
+  });
+
+  test("the OpenAPI document describes the submission route, without a key", async () => {
+    const doc = (await srv.api("GET", "/openapi.json", { key: null })).json;
+    const path = Object.keys(doc.paths).find((p) => p.replace(/^\/v1/, "") === "/forms/{formId}/submissions");
+    expect(path).toBeDefined();
+    expect(doc.paths[path!].post.security).toEqual([]);
+  });
+});
