@@ -1,0 +1,140 @@
+/**
+ * Production address policy for subscriber URLs (interface §2.3, §8; decisions §7, §12):
+ * only https URLs whose host is public; refusals are 422 ERR_FORM_VALIDATION fieldName "url",
+ * at create and at update.
+ */
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { expectError, expectStatus } from "../helpers/expect.ts";
+import { startServer, walk, type ServerHandle } from "../helpers/server.ts";
+
+// Tests wait for real deliveries; bunfig's timeout is not applied by this bun version.
+setDefaultTimeout(30_000);
+
+let srv: ServerHandle;
+
+beforeAll(async () => {
+  srv = await startServer({ env: "production", extraEnv: { CRM_OUTBOX_POLL_MS: "50" } });
+}, 30_000);
+
+afterAll(async () => {
+  await srv?.stop();
+}, 30_000);
+
+/** [URL, why it is refused] */
+const REFUSED: [string, string][] = [
+  ["http://example.com/hook", "plain http"],
+  ["http://93.184.215.14/hook", "plain http to a public address"],
+  ["ftp://example.com/hook", "ftp scheme"],
+  ["ws://example.com/hook", "websocket scheme"],
+  ["https://127.0.0.1/hook", "IPv4 loopback"],
+  ["https://127.255.255.254/hook", "IPv4 loopback, end of 127/8"],
+  ["https://localhost/hook", "localhost"],
+  ["https://LOCALHOST:8443/hook", "localhost in capitals with a port"],
+  ["https://foo.localhost/hook", "a *.localhost name"],
+  ["https://[::1]/hook", "IPv6 loopback"],
+  ["https://[0:0:0:0:0:0:0:1]/hook", "IPv6 loopback, long form"],
+  ["https://0.0.0.0/hook", "0.0.0.0"],
+  ["https://0/hook", "0 (= 0.0.0.0)"],
+  ["https://0.1.2.3/hook", "0.0.0.0/8"],
+  ["https://[::]/hook", "IPv6 unspecified"],
+  ["https://10.0.0.1/hook", "private 10/8"],
+  ["https://172.16.0.1/hook", "private 172.16/12"],
+  ["https://172.31.255.254/hook", "private 172.16/12, upper end"],
+  ["https://192.168.1.1/hook", "private 192.168/16"],
+  ["https://169.254.169.254/latest/meta-data", "link-local cloud metadata"],
+  ["https://100.64.0.1/hook", "CGNAT 100.64/10"],
+  ["https://[fd00::1]/hook", "IPv6 unique-local"],
+  ["https://[fd00:ec2::254]/hook", "AWS IPv6 metadata (unique-local)"],
+  ["https://[fe80::1]/hook", "IPv6 link-local"],
+  ["https://224.0.0.1/hook", "IPv4 multicast"],
+  ["https://[ff02::1]/hook", "IPv6 multicast"],
+  ["https://255.255.255.255/hook", "broadcast"],
+  ["https://240.0.0.1/hook", "reserved 240/4"],
+  ["https://192.0.0.1/hook", "IETF protocol assignments 192.0.0/24"],
+  ["https://198.18.0.1/hook", "benchmarking 198.18/15"],
+  ["https://192.0.2.1/hook", "documentation TEST-NET-1"],
+  ["https://[::ffff:127.0.0.1]/hook", "IPv4-mapped loopback"],
+  ["https://[::ffff:10.0.0.1]/hook", "IPv4-mapped private"],
+  ["https://[::ffff:169.254.169.254]/hook", "IPv4-mapped metadata"],
+  ["https://2130706433/hook", "loopback as one decimal number"],
+  ["https://0x7f000001/hook", "loopback as one hex number"],
+  ["https://017700000001/hook", "loopback as one octal number"],
+  ["https://0177.0.0.1/hook", "loopback with an octal part"],
+  ["https://127.1/hook", "loopback, short form"],
+  ["https://0x7f.0.0.1/hook", "loopback with a hex part"],
+  ["https://0xa9.0xfe.0xa9.0xfe/hook", "metadata address in hex parts"],
+  ["https://167772161/hook", "10.0.0.1 as one decimal number"],
+  ["https://127.0.0.1./hook", "loopback with a trailing dot"],
+  ["https://metadata.google.internal/computeMetadata/v1", "GCP metadata name"],
+  ["https://metadata/hook", "bare metadata name"],
+  ["https://service.internal/hook", "a *.internal name"],
+  ["https://printer.local/hook", "a *.local name"],
+  ["https://user:pass@127.0.0.1/hook", "loopback behind credentials"],
+  ["https://127.0.0.1:443/hook", "loopback with an explicit port"],
+  ["not a url", "not a URL at all"],
+];
+
+describe("refused subscriber URLs in production (422, fieldName url)", () => {
+  for (const [url, why] of REFUSED)
+    test(`POST /webhooks refuses ${why}: ${url}`, async () => {
+      const res = await srv.api("POST", "/webhooks", { body: { url, events: ["*"] } });
+      expectError(res, "ERR_FORM_VALIDATION", "url");
+    });
+
+  test("no refused URL left a subscription behind", async () => {
+    const { items } = await walk(srv.api, "/webhooks", { limit: 200 });
+    const urls = new Set(REFUSED.map(([u]) => u));
+    expect(items.filter((w) => urls.has(w.url))).toEqual([]);
+  });
+});
+
+describe("names of internal zones are refused even with a trailing dot (the same host)", () => {
+  for (const url of ["https://localhost./hook", "https://metadata.google.internal./computeMetadata/v1", "https://printer.local./hook"])
+    test(`POST /webhooks refuses ${url}`, async () => {
+      const res = await srv.api("POST", "/webhooks", { body: { url, events: ["*"] } });
+      expectError(res, "ERR_FORM_VALIDATION", "url");
+    });
+});
+
+describe("accepted subscriber URLs in production", () => {
+  const ACCEPTED = ["https://93.184.215.14/hook", "https://[2606:4700::1111]/x", "https://8.8.8.8:8443/in?x=1"];
+  for (const url of ACCEPTED)
+    test(`POST /webhooks accepts a public https address: ${url}`, async () => {
+      const res = await srv.api("POST", "/webhooks", { body: { url, events: ["contact.created"] } });
+      expectStatus(res, 201);
+      expect(res.json.status).toBe("active");
+      expect(res.json.secret).toMatch(/^whsec_/);
+      expectStatus(await srv.api("DELETE", `/webhooks/${res.json.id}`), 204);
+    });
+});
+
+describe("PATCH applies the same policy", () => {
+  const PATCH_REFUSED = [
+    "http://93.184.215.14/hook",
+    "https://127.0.0.1/hook",
+    "https://169.254.169.254/latest/meta-data",
+    "https://[::ffff:10.0.0.1]/hook",
+    "https://0x7f000001/hook",
+    "https://metadata.google.internal/",
+    "https://foo.localhost/hook",
+  ];
+  for (const url of PATCH_REFUSED)
+    test(`PATCH /webhooks/{id} refuses ${url} and keeps the old url`, async () => {
+      const created = await srv.api("POST", "/webhooks", { body: { url: "https://93.184.215.14/hook", events: ["*"] } });
+      expectStatus(created, 201);
+      const res = await srv.api("PATCH", `/webhooks/${created.json.id}`, { body: { url } });
+      expectError(res, "ERR_FORM_VALIDATION", "url");
+      const got = await srv.api("GET", `/webhooks/${created.json.id}`);
+      expect(got.json.url).toBe("https://93.184.215.14/hook");
+      await srv.api("DELETE", `/webhooks/${created.json.id}`);
+    });
+
+  test("PATCH /webhooks/{id} accepts another public https url", async () => {
+    const created = await srv.api("POST", "/webhooks", { body: { url: "https://93.184.215.14/hook", events: ["*"] } });
+    expectStatus(created, 201);
+    const res = await srv.api("PATCH", `/webhooks/${created.json.id}`, { body: { url: "https://[2606:4700::1111]/x" } });
+    expectStatus(res, 200);
+    expect(res.json.url).toBe("https://[2606:4700::1111]/x");
+    await srv.api("DELETE", `/webhooks/${created.json.id}`);
+  });
+});

@@ -1,0 +1,200 @@
+/**
+ * Subscriber address policy (interface §2.3, §8; decisions §7, §12): production takes only
+ * https URLs whose host resolves only to public addresses; sandbox also takes http and local
+ * addresses. The resolver is injected, so DNS answers are the test's to choose.
+ */
+import { describe, expect, test } from "bun:test";
+import { checkUrl, isPublicAddress, type Resolver } from "../../src/webhooks/address-policy.ts";
+
+const PUBLIC = [
+  "93.184.215.14",
+  "8.8.8.8",
+  "1.1.1.1",
+  "34.117.59.81",
+  "2606:4700::1111",
+  "2a00:1450:4001:82a::200e",
+  "[2606:4700::1111]",
+];
+
+const NOT_PUBLIC: [string, string][] = [
+  ["127.0.0.1", "loopback"],
+  ["127.255.255.254", "loopback /8"],
+  ["::1", "IPv6 loopback"],
+  ["0.0.0.0", "unspecified"],
+  ["0.1.2.3", "0.0.0.0/8"],
+  ["::", "IPv6 unspecified"],
+  ["10.0.0.1", "private 10/8"],
+  ["172.16.0.1", "private 172.16/12"],
+  ["172.31.255.255", "private 172.16/12 top"],
+  ["192.168.1.1", "private 192.168/16"],
+  ["169.254.169.254", "link-local metadata"],
+  ["100.64.0.1", "CGNAT"],
+  ["100.127.255.254", "CGNAT top"],
+  ["fd00::1", "unique-local"],
+  ["fc00::1", "unique-local fc00::/7"],
+  ["fd00:ec2::254", "AWS IPv6 metadata"],
+  ["fe80::1", "link-local v6"],
+  ["224.0.0.1", "multicast"],
+  ["239.255.255.250", "multicast SSDP"],
+  ["ff02::1", "multicast v6"],
+  ["255.255.255.255", "broadcast"],
+  ["240.0.0.1", "reserved 240/4"],
+  ["192.0.0.1", "IETF 192.0.0/24"],
+  ["192.0.2.1", "TEST-NET-1"],
+  ["198.18.0.1", "benchmarking"],
+  ["198.51.100.7", "TEST-NET-2"],
+  ["203.0.113.9", "TEST-NET-3"],
+  ["2001:db8::1", "IPv6 documentation"],
+  ["::ffff:127.0.0.1", "IPv4-mapped loopback"],
+  ["::ffff:10.0.0.1", "IPv4-mapped private"],
+  ["::ffff:169.254.169.254", "IPv4-mapped metadata"],
+  ["::ffff:7f00:1", "IPv4-mapped loopback, hex form"],
+  ["[::1]", "bracketed loopback"],
+  ["64:ff9b::a00:1", "NAT64 form of 10.0.0.1"],
+  ["64:ff9b::7f00:1", "NAT64 form of 127.0.0.1"],
+  ["2002:a00:1::", "6to4 form of 10.0.0.1"],
+  ["not-an-ip", "not an address"],
+  ["", "empty"],
+];
+
+describe("isPublicAddress", () => {
+  for (const a of PUBLIC) test(`${a} is public`, () => expect(isPublicAddress(a)).toBe(true));
+  for (const [a, why] of NOT_PUBLIC) test(`${a} (${why}) is not public`, () => expect(isPublicAddress(a)).toBe(false));
+});
+
+/** A resolver answering from a table and recording what it was asked. */
+function table(answers: Record<string, string[] | Error>) {
+  const asked: string[] = [];
+  const resolve: Resolver = async (host) => {
+    asked.push(host);
+    const a = answers[host];
+    if (a instanceof Error) throw a;
+    return a ?? [];
+  };
+  return { resolve, asked };
+}
+
+describe("checkUrl in production", () => {
+  test("a name resolving only to public addresses is accepted, with those addresses to connect to", async () => {
+    const { resolve } = table({ "hooks.example.com": ["93.184.215.14", "2606:4700::1111"] });
+    const v = await checkUrl("https://hooks.example.com/crm", "production", resolve, true);
+    expect(v.ok).toBe(true);
+    if (v.ok) {
+      expect(v.url.hostname).toBe("hooks.example.com");
+      expect([...v.addresses].sort()).toEqual(["2606:4700::1111", "93.184.215.14"]);
+    }
+  });
+
+  test("a name resolving to one public and one private address is refused", async () => {
+    const { resolve } = table({ "mixed.example.com": ["93.184.215.14", "10.0.0.7"] });
+    const v = await checkUrl("https://mixed.example.com/", "production", resolve, true);
+    expect(v.ok).toBe(false);
+    const late = await checkUrl("https://mixed.example.com/", "production", resolve, false);
+    expect(late.ok).toBe(false);
+  });
+
+  for (const [name, addr] of [
+    ["rebind.example.com", "127.0.0.1"],
+    ["meta.example.com", "169.254.169.254"],
+    ["v6.example.com", "::1"],
+    ["mapped.example.com", "::ffff:192.168.0.1"],
+    ["cgnat.example.com", "100.64.1.1"],
+    ["ula.example.com", "fd12:3456::1"],
+  ] as const)
+    test(`a public-looking name that resolves to ${addr} is refused`, async () => {
+      const { resolve } = table({ [name]: [addr] });
+      expect((await checkUrl(`https://${name}/x`, "production", resolve, true)).ok).toBe(false);
+      expect((await checkUrl(`https://${name}/x`, "production", resolve, false)).ok).toBe(false);
+    });
+
+  test("http is refused even to a public address", async () => {
+    const { resolve } = table({ "hooks.example.com": ["93.184.215.14"] });
+    expect((await checkUrl("http://hooks.example.com/", "production", resolve, true)).ok).toBe(false);
+    expect((await checkUrl("http://93.184.215.14/", "production", resolve, true)).ok).toBe(false);
+  });
+
+  for (const url of ["ftp://93.184.215.14/", "file:///etc/passwd", "ws://93.184.215.14/", "gopher://93.184.215.14/", "not a url", ""])
+    test(`${JSON.stringify(url)} is refused`, async () => {
+      const { resolve } = table({});
+      expect((await checkUrl(url, "production", resolve, false)).ok).toBe(false);
+    });
+
+  for (const url of [
+    "https://127.0.0.1/",
+    "https://2130706433/",
+    "https://0x7f000001/",
+    "https://0177.0.0.1/",
+    "https://127.1/",
+    "https://[::ffff:127.0.0.1]/",
+    "https://[::]/",
+    "https://0.0.0.0/",
+    "https://169.254.169.254/",
+    "https://[fd00:ec2::254]/",
+  ])
+    test(`the IP literal ${url} is judged at once, without asking the resolver`, async () => {
+      const { resolve, asked } = table({});
+      expect((await checkUrl(url, "production", resolve, false)).ok).toBe(false);
+      expect(asked).toEqual([]);
+    });
+
+  for (const host of ["localhost", "foo.localhost", "metadata.google.internal", "db.internal", "printer.local", "metadata"])
+    test(`the internal name ${host} is refused even if DNS claims a public address`, async () => {
+      const { resolve } = table({ [host]: ["93.184.215.14"] });
+      expect((await checkUrl(`https://${host}/`, "production", resolve, false)).ok).toBe(false);
+      expect((await checkUrl(`https://${host}/`, "production", resolve, true)).ok).toBe(false);
+    });
+
+  for (const host of ["localhost.", "foo.localhost.", "metadata.google.internal.", "printer.local."])
+    test(`the internal name ${host} with a trailing dot (the same host) is refused even if DNS claims a public address`, async () => {
+      const { resolve } = table({ [host]: ["93.184.215.14"] });
+      expect((await checkUrl(`https://${host}/`, "production", resolve, false)).ok).toBe(false);
+      expect((await checkUrl(`https://${host}/`, "production", resolve, true)).ok).toBe(false);
+    });
+
+  test("public IP literals are accepted and are the address connected to", async () => {
+    const { resolve, asked } = table({});
+    const v4 = await checkUrl("https://93.184.215.14/hook", "production", resolve, true);
+    expect(v4.ok && v4.addresses).toEqual(["93.184.215.14"]);
+    const v6 = await checkUrl("https://[2606:4700::1111]/x", "production", resolve, true);
+    expect(v6.ok).toBe(true);
+    if (v6.ok) expect(v6.addresses.map((a) => a.replace(/^\[|\]$/g, ""))).toEqual(["2606:4700::1111"]);
+    expect(asked).toEqual([]);
+  });
+
+  test("at delivery (resolution required) a name that does not resolve is refused", async () => {
+    const { resolve } = table({ "gone.example.com": [], "broken.example.com": new Error("SERVFAIL") });
+    expect((await checkUrl("https://gone.example.com/", "production", resolve, true)).ok).toBe(false);
+    expect((await checkUrl("https://broken.example.com/", "production", resolve, true)).ok).toBe(false);
+  });
+
+  test("at create (resolution not required) a name that does not resolve yet is accepted, to be checked at delivery", async () => {
+    const { resolve, asked } = table({ "later.example.com": [] });
+    const v = await checkUrl("https://later.example.com/", "production", resolve, false);
+    expect(v.ok).toBe(true);
+    expect(asked).toEqual(["later.example.com"]);
+  });
+
+  test("every call resolves afresh: a name that turns private after creation is refused at delivery", async () => {
+    let answer = ["93.184.215.14"];
+    const resolve: Resolver = async () => answer;
+    expect((await checkUrl("https://flip.example.com/", "production", resolve, false)).ok).toBe(true);
+    answer = ["127.0.0.1"];
+    expect((await checkUrl("https://flip.example.com/", "production", resolve, true)).ok).toBe(false);
+  });
+});
+
+describe("checkUrl in sandbox", () => {
+  test("http and https to loopback and private addresses are accepted", async () => {
+    const { resolve } = table({ localhost: ["127.0.0.1"] });
+    for (const url of ["http://127.0.0.1:8080/hook", "https://127.0.0.1/hook", "http://localhost:3000/x", "http://10.0.0.5/h", "http://[::1]:9/x"]) {
+      const v = await checkUrl(url, "sandbox", resolve, true);
+      expect(v.ok, url).toBe(true);
+    }
+  });
+
+  test("schemes other than http(s) and non-URLs are still refused", async () => {
+    const { resolve } = table({});
+    for (const url of ["ftp://127.0.0.1/", "file:///tmp/x", "javascript:alert(1)", "nonsense"])
+      expect((await checkUrl(url, "sandbox", resolve, false)).ok, url).toBe(false);
+  });
+});
