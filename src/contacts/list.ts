@@ -4,7 +4,8 @@ import { toPage } from "../lib/pagination.ts";
 import { toIso } from "../lib/time.ts";
 import { contactTypeIdsOfCategory, findTagIds } from "../reference/repository.ts";
 import { emailKey, phoneKey, searchTokens } from "./matching.ts";
-import { listContactRows, projectRegion, type ContactFilters } from "./repository.ts";
+import { listContactRows, type ContactFilters } from "./list-query.ts";
+import { projectRegion } from "./repository.ts";
 import type { ListContactsFilters } from "./schemas.ts";
 import { toContacts } from "./service.ts";
 

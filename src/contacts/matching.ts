@@ -50,3 +50,7 @@ export function searchTokens(search: string): string[] {
 
 /** Upper bound of a prefix range: every string starting with `prefix` sorts below it. */
 export const prefixEnd = (prefix: string) => `${prefix}\u{10FFFF}`;
+
+/** The first three characters (code points) of a term: the walk index's group key. */
+export const HEAD_LENGTH = 3;
+export const termHead = (term: string) => [...term].slice(0, HEAD_LENGTH).join("");

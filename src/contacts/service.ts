@@ -38,8 +38,9 @@ export async function createContact(
   if (state.contactNumber !== blank.contactNumber) throw new ApiError("ERR_FORM_VALIDATION", "contactId is set by the service.", "contactId");
   const now = isoNow();
   const id = await repo.insertContactRow(db, { ...toRow(state, projectId, counter.default_region), created_at: now, updated_at: now });
-  await repo.replaceContactTags(db, id, state.tagIds);
-  await repo.replaceSearchTerms(db, { projectId, id, updatedAt: now, contactNumber: state.contactNumber }, termsOf(state));
+  const keys = { id, updatedAt: now, contactNumber: state.contactNumber };
+  await repo.replaceContactTags(db, keys, state.tagIds);
+  await repo.replaceSearchTerms(db, projectId, keys, termsOf(state));
   const contact = await loadContact(db, projectId, state.contactNumber);
   if (options.emitEvent !== false) await recordEvent(db, projectId, "contact.created", { contact });
   return contact;
@@ -64,12 +65,12 @@ export async function patchContact(db: Db, projectId: string, contactNumber: num
   const region = await repo.projectRegion(db, projectId);
   const now = isoNow();
   await repo.updateContactRow(db, row.id, { ...toRow(after, projectId, region), updated_at: now });
-  if (changed.includes("tags")) await repo.replaceContactTags(db, row.id, after.tagIds);
+  const keys = { id: row.id, updatedAt: now, contactNumber: after.contactNumber };
+  if (changed.includes("tags")) await repo.replaceContactTags(db, keys, after.tagIds);
   if (changed.some((f) => ["firstName", "lastName", "businessName", "email", "contactId"].includes(f))) {
-    await repo.replaceSearchTerms(db, { projectId, id: row.id, updatedAt: now, contactNumber: after.contactNumber }, termsOf(after));
-  } else {
-    await repo.touchSearchTerms(db, row.id, now);
+    await repo.replaceSearchTerms(db, projectId, keys, termsOf(after));
   }
+  await repo.syncOrderKeys(db, keys);
   const contact = await loadContact(db, projectId, after.contactNumber);
   const data: Record<string, unknown> = { contact, changedFields: changed };
   if (changed.includes("contactId")) data.previousContactId = formatContactId(before.contactNumber);

@@ -68,8 +68,15 @@ export interface Database {
     created_at: string;
     updated_at: string;
   };
-  contact_tags: { contact_id: number; tag_id: string };
-  contact_search_terms: { project_id: string; term: string; contact_id: number; updated_at: string; contact_number: number };
+  contact_tags: { contact_id: number; tag_id: string; updated_at: string; contact_number: number };
+  contact_search_terms: {
+    project_id: string;
+    term: string;
+    contact_id: number;
+    head: string;
+    updated_at: string;
+    contact_number: number;
+  };
   interaction_logs: {
     id: string;
     project_id: string;

@@ -1,5 +1,6 @@
 import type { Kysely } from "kysely";
 import { emailKey } from "../contacts/matching.ts";
+import { listContactRows } from "../contacts/list-query.ts";
 import * as contacts from "../contacts/repository.ts";
 import type { ContactInput } from "../contacts/schemas.ts";
 import { createContact, parseContactId, patchContact } from "../contacts/service.ts";
@@ -79,7 +80,7 @@ export async function submitForm(
   try {
     result = await deps.db.transaction().execute(async (trx) => {
       const key = input.email ? emailKey(input.email) : null;
-      const [match] = key ? await contacts.listContactRows(trx, projectId, { emailKey: key }, 1) : [];
+      const [match] = key ? await listContactRows(trx, projectId, { emailKey: key }, 1) : [];
       // The email matched: how it was first written (case, spaces) stays.
       const contact = match
         ? (await patchContact(trx, projectId, match.contact_number, { ...input, email: undefined })).contact
