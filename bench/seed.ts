@@ -7,7 +7,7 @@
  *   bun bench/seed.ts <db-path> <project-id> [count]
  */
 import { Database } from "bun:sqlite";
-import { emailKey, phoneKey, searchTerms } from "../src/contacts/matching.ts";
+import { emailKey, phoneKey, searchTerms, termHead } from "../src/contacts/matching.ts";
 import { formatContactId } from "../src/contacts/service.ts";
 import { emptyAddress } from "../src/contacts/state.ts";
 import { newId } from "../src/lib/ids.ts";
@@ -106,8 +106,23 @@ export function seed(dbPath: string, projectId: string, count: number): SeedResu
        phone, phone_key, business_name, website, address, contact_type_id, subscribed, sms_subscribed, notes, custom_fields,
        created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
   );
-  const insertContactTag = db.prepare("INSERT INTO contact_tags (contact_id, tag_id) VALUES (?, ?)");
-  const insertTerm = db.prepare("INSERT INTO contact_search_terms (project_id, term, contact_id) VALUES (?, ?, ?)");
+  const insertContactTag = db.prepare("INSERT INTO contact_tags (contact_id, tag_id, updated_at, contact_number) VALUES (?, ?, ?, ?)");
+  // The term rows carry whatever copied order keys the schema has (src/contacts/repository.ts
+  // replaceSearchTerms); a NOT NULL column this seed does not know fails loudly.
+  const termValues = { project_id: 0, term: 1, contact_id: 2, updated_at: 3, contact_number: 4, head: 5 } as const;
+  const termColumns = (db.query("PRAGMA table_info(contact_search_terms)").all() as Array<{ name: string; notnull: number; dflt_value: unknown }>)
+    .map((c) => {
+      if (!(c.name in termValues) && c.notnull && c.dflt_value === null) throw new Error(`seed does not know contact_search_terms.${c.name}`);
+      return c.name;
+    })
+    .filter((name) => name in termValues) as Array<keyof typeof termValues>;
+  const insertTerm = db.prepare(
+    `INSERT INTO contact_search_terms (${termColumns.join(", ")}) VALUES (${termColumns.map(() => "?").join(", ")})`,
+  );
+  const termRow = (term: string, n: number, updatedAt: string) => {
+    const all = [projectId, term, n, updatedAt, n, termHead(term)];
+    return termColumns.map((c) => all[termValues[c]]!);
+  };
 
   const r = prng(20240601);
   const startMs = Date.parse("2022-01-01T00:00:00.000Z");
@@ -147,6 +162,7 @@ export function seed(dbPath: string, projectId: string, count: number): SeedResu
       const created = startMs + Math.floor((span * n) / count) + r.int(0, 60_000);
       const updated = r.next() < 0.3 ? Math.min(Date.now() - 1000, created + r.int(0, 90 * 86_400_000)) : created;
       const emailValue = email?.trim() ?? null;
+      const updatedAt = new Date(updated).toISOString();
 
       insertContact.run(
         n, projectId, n, isBusiness ? "business" : "personal", r.next() < 0.8 ? "api" : "web-form",
@@ -154,16 +170,16 @@ export function seed(dbPath: string, projectId: string, count: number): SeedResu
         business, isBusiness && r.next() < 0.5 ? `https://www.${asciiLower(business!.split(" ")[0]!)}.com` : null,
         JSON.stringify(address), typeId, r.next() < 0.4 ? 1 : 0, r.next() < 0.1 ? 1 : 0,
         r.next() < 0.05 ? "Met at the spring fair; call back in Q3." : null, "{}",
-        new Date(created).toISOString(), new Date(updated).toISOString(),
+        new Date(created).toISOString(), updatedAt,
       );
       for (const [tagId, share] of tagIds) {
         if (r.next() < share) {
-          insertContactTag.run(n, tagId);
+          insertContactTag.run(n, tagId, updatedAt, n);
           tagRows++;
         }
       }
       for (const term of searchTerms({ firstName: first, lastName: last, businessName: business, email: emailValue, contactId: formatContactId(n) })) {
-        insertTerm.run(projectId, term, n);
+        insertTerm.run(...termRow(term, n, updatedAt));
         terms++;
       }
     }
