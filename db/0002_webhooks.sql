@@ -48,5 +48,7 @@ CREATE TABLE delivery_attempts (
   response_snippet TEXT
 ) STRICT;
 CREATE INDEX delivery_attempts_webhook ON delivery_attempts(webhook_id, at DESC, id DESC);
+-- Foreign-key children need their own index, or deleting a parent scans the table per row.
+CREATE INDEX delivery_attempts_delivery ON delivery_attempts(delivery_id);
 CREATE INDEX delivery_attempts_age ON delivery_attempts(at);
 CREATE INDEX events_age ON events(created_at);

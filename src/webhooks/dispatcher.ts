@@ -24,12 +24,15 @@ export interface DispatcherOptions {
 
 /**
  * Delivers the outbox (decisions §7) in small stages: claim → prepare (check the URL,
- * sign) → send → record. Woken when a transaction commits events, polling as a fallback.
+ * sign) → send → record. A claim is in memory only; until its attempt is recorded the row
+ * stays pending, so a killed process loses no delivery (decisions §12). Woken when a transaction commits events, polling as a fallback.
  * At most 4 in flight per subscription and 64 in all, so a slow subscriber holds back
  * only its own deliveries.
  */
 export class Dispatcher {
   private readonly perSubscription = new Map<string, number>();
+  /** Deliveries being sent or recorded: claims live in memory, the row stays pending until recorded. */
+  private readonly claimed = new Set<string>();
   private inFlight = 0;
   private running: Promise<void> | null = null;
   private again = false;
@@ -37,6 +40,8 @@ export class Dispatcher {
   private poller: ReturnType<typeof setInterval> | null = null;
   private dueTimer: ReturnType<typeof setTimeout> | null = null;
   private readonly idle = new Set<() => void>();
+  private outcomes: store.Outcome[] = [];
+  private flushing: Promise<void> | null = null;
   lastTickAt = 0;
 
   constructor(private readonly o: DispatcherOptions) {}
@@ -91,7 +96,8 @@ export class Dispatcher {
     const room = IN_TOTAL - this.inFlight;
     if (room <= 0) return;
     const now = isoNow();
-    const due = await store.dueDeliveries(this.o.db, now, room * 4);
+    const busy = [...this.perSubscription].filter(([, n]) => n >= PER_SUBSCRIPTION).map(([id]) => id);
+    const due = await store.dueDeliveries(this.o.db, now, room, busy, [...this.claimed]);
     const picked: store.DueDelivery[] = [];
     for (const d of due) {
       if (picked.length >= room) break;
@@ -100,7 +106,7 @@ export class Dispatcher {
       this.perSubscription.set(d.webhook_id, busy + 1);
       picked.push(d);
     }
-    await store.claim(this.o.db, picked.map((d) => d.id), now);
+    for (const d of picked) this.claimed.add(d.id);
     this.inFlight += picked.length;
     for (const d of picked) void this.deliver(d);
     if (picked.length === 0) await this.armDueTimer();
@@ -108,10 +114,11 @@ export class Dispatcher {
 
   /** Sleeps until the next delivery is due when that is sooner than the next poll. */
   private async armDueTimer(): Promise<void> {
-    const at = await store.nextDueAt(this.o.db);
+    const at = await store.nextDueAt(this.o.db, [...this.claimed]);
     if (!at || this.stopping) return;
     const wait = Date.parse(at) - Date.now();
-    if (wait >= this.o.pollMs) return;
+    // Already due but not picked: its subscription is at its cap; a completion wakes us.
+    if (wait <= 0 || wait >= this.o.pollMs) return;
     if (this.dueTimer) clearTimeout(this.dueTimer);
     this.dueTimer = setTimeout(() => this.wake(), Math.max(0, wait) + 1);
   }
@@ -124,6 +131,7 @@ export class Dispatcher {
       this.o.log.error("delivery failed unexpectedly", { deliveryId: d.id, error: String(error) });
     } finally {
       this.inFlight -= 1;
+      this.claimed.delete(d.id);
       const left = (this.perSubscription.get(d.webhook_id) ?? 1) - 1;
       if (left <= 0) this.perSubscription.delete(d.webhook_id);
       else this.perSubscription.set(d.webhook_id, left);
@@ -133,15 +141,29 @@ export class Dispatcher {
   }
 
   private async send(d: store.DueDelivery): Promise<SendResult> {
-    const { event, webhook } = await store.loadForSend(this.o.db, d);
-    if (!event || !webhook) return { statusCode: null, durationMs: 0, error: "event or subscription is gone", snippet: null, retryAfterMs: null };
-    const verdict = await checkUrl(webhook.url, this.o.webhooks.env, this.o.webhooks.resolve, true);
+    const verdict = await checkUrl(d.url, this.o.webhooks.env, this.o.webhooks.resolve, true);
     if (!verdict.ok) return { statusCode: null, durationMs: 0, error: verdict.reason, snippet: null, retryAfterMs: null };
     const headers = {
-      "X-Service-Event": event.type,
-      ...signatureHeaders(signingSecrets(webhook, this.o.webhooks.secrets), d.id, Math.floor(Date.now() / 1000), event.body),
+      "X-Service-Event": d.type,
+      ...signatureHeaders(signingSecrets(d, this.o.webhooks.secrets), d.id, Math.floor(Date.now() / 1000), d.body),
     };
-    return postPinned(verdict.url, verdict.addresses[0]!, headers, event.body, this.o.webhooks.timeoutMs);
+    return postPinned(verdict.url, verdict.addresses[0]!, headers, d.body, this.o.webhooks.timeoutMs);
+  }
+
+  /**
+   * Outcomes finishing close together are written in one transaction: one commit per
+   * batch instead of per attempt. A delivery counts as in flight until its outcome is
+   * written, so shutdown never drops a finished attempt's record.
+   */
+  private enqueueOutcome(outcome: store.Outcome): Promise<void> {
+    this.outcomes.push(outcome);
+    this.flushing ??= new Promise<void>((resolve) => setTimeout(resolve, 0)).then(() => {
+      const batch = this.outcomes;
+      this.outcomes = [];
+      this.flushing = null;
+      return store.recordOutcomes(this.o.db, batch);
+    });
+    return this.flushing;
   }
 
   private async record(d: store.DueDelivery, r: SendResult): Promise<void> {
@@ -160,7 +182,7 @@ export class Dispatcher {
         else retryAt = new Date(Date.now() + delay).toISOString();
       }
     }
-    await store.recordOutcome(this.o.db, {
+    await this.enqueueOutcome({
       delivery: d,
       attempt,
       at,

@@ -32,7 +32,11 @@ export async function requireWebhook(db: Db, projectId: string, id: string): Pro
 }
 
 /** Secrets to sign with: the current one, then the previous one during its 24 h overlap. */
-export function signingSecrets(row: WebhookRow, box: SecretBox, now = Date.now()): string[] {
+export function signingSecrets(
+  row: Pick<WebhookRow, "secret" | "previous_secret" | "previous_secret_until">,
+  box: SecretBox,
+  now = Date.now(),
+): string[] {
   const secrets = [box.open(row.secret)];
   if (row.previous_secret && row.previous_secret_until && Date.parse(row.previous_secret_until) > now) {
     secrets.push(box.open(row.previous_secret));
