@@ -1,4 +1,5 @@
 import { sql, type Expression, type ExpressionBuilder, type SelectQueryBuilder, type SqlBool } from "kysely";
+import { keysetAfter } from "../db/keyset.ts";
 import type { Database, Db } from "../db/schema.ts";
 import { HEAD_LENGTH, prefixEnd, termHead } from "./matching.ts";
 import { withType, type ContactView } from "./repository.ts";
@@ -32,7 +33,7 @@ export async function listContactRows(db: Db, projectId: string, f: ContactFilte
     q = q.where("contacts.id", "in", ids);
   } else {
     q = q.where((eb) => contactCondition(eb as never, f));
-    if (f.after) q = q.where((eb) => before(eb as never, "contacts", f.after!));
+    if (f.after) q = q.where((eb) => keysetAfter(eb as never, ["contacts.updated_at", "contacts.contact_number"], f.after!, "desc"));
   }
   return q.orderBy("contacts.updated_at", "desc").orderBy("contacts.contact_number", "desc").limit(limit + 1).execute();
 }
@@ -41,14 +42,6 @@ export async function listContactRows(db: Db, projectId: string, f: ContactFilte
 type DriverDb = Database & { t: { contact_id: number; updated_at: string; contact_number: number } };
 type DriverQuery = SelectQueryBuilder<DriverDb, "t", object>;
 type DriverBuilder = ExpressionBuilder<DriverDb, "t">;
-
-/** (updated_at, contact_number) < after, on whichever table carries the order keys. */
-function before(eb: ExpressionBuilder<Database, "contacts">, table: "contacts" | "t", after: [string, number]) {
-  const [updatedAt, number] = after;
-  const e = eb as unknown as ExpressionBuilder<Database, "contacts">;
-  const col = (c: "updated_at" | "contact_number") => sql.ref(`${table}.${c}`);
-  return e.or([e(col("updated_at"), "<", updatedAt), e.and([e(col("updated_at"), "=", updatedAt), e(col("contact_number"), "<", number)])]);
-}
 
 /** Filters on the contact's own columns and its tags. */
 function contactCondition(eb: ExpressionBuilder<Database, "contacts">, f: ContactFilters, skipTags = 0): Expression<SqlBool> {
@@ -97,7 +90,7 @@ async function drivenIds(db: Db, projectId: string, f: ContactFilters, wanted: n
       );
     }
     if (f.updatedSince) q = q.where("t.updated_at", ">=", f.updatedSince);
-    if (after) q = q.where((eb: DriverBuilder) => before(eb as never, "t", after!));
+    if (after) q = q.where((eb: DriverBuilder) => keysetAfter(eb as never, ["t.updated_at", "t.contact_number"], after!, "desc"));
     const rows: Array<{ contact_id: number; updated_at: string; contact_number: number }> = await q
       .select(["t.contact_id", "t.updated_at", "t.contact_number"])
       .orderBy("t.updated_at", "desc")

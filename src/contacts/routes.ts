@@ -1,5 +1,4 @@
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
-import { notFound } from "../errors.ts";
 import type { AppEnv } from "../http/env.ts";
 import { commonErrors, errors, json, jsonRequest, reading, security, writing } from "../http/openapi.ts";
 import { listContacts } from "./list.ts";
@@ -12,18 +11,12 @@ import {
   ListContactsQuery,
   PatchContactBody,
 } from "./schemas.ts";
-import { createContact, getContactWithSignal, parseContactId, patchContact } from "./service.ts";
+import { createContact, getContactWithSignal, patchContact, requireContactNumber } from "./service.ts";
 
 /** Contacts (interface §4.2). Handlers stay thin: validate, call the service, answer. */
 export const contactRoutes = new OpenAPIHono<AppEnv>();
 
 const tags = ["Contacts"];
-
-const contactNumberOf = (contactId: string) => {
-  const n = parseContactId(contactId);
-  if (n === null) throw notFound("Contact");
-  return n;
-};
 
 contactRoutes.openapi(
   createRoute({
@@ -70,7 +63,7 @@ contactRoutes.openapi(
     responses: { 200: json(ContactWithSignal, "The contact."), ...commonErrors, 404: errors[404] },
   }),
   async (c) => {
-    const n = contactNumberOf(c.req.valid("param").contactId);
+    const n = requireContactNumber(c.req.valid("param").contactId);
     return c.json(await getContactWithSignal(c.var.db, c.var.caller.projectId, n), 200);
   },
 );
@@ -88,7 +81,7 @@ contactRoutes.openapi(
     responses: { 200: json(ContactSchema, "The contact after the change."), ...commonErrors, 404: errors[404], 409: errors[409] },
   }),
   async (c) => {
-    const n = contactNumberOf(c.req.valid("param").contactId);
+    const n = requireContactNumber(c.req.valid("param").contactId);
     const { contact } = await patchContact(c.var.db, c.var.caller.projectId, n, c.req.valid("json"));
     return c.json(contact, 200);
   },

@@ -20,6 +20,13 @@ export function parseContactId(contactId: string): number | null {
   return m ? Number(m[1]) : null;
 }
 
+/** The number of a `contactId` in a path; any other form names no contact: 404. */
+export function requireContactNumber(contactId: string): number {
+  const n = parseContactId(contactId);
+  if (n === null) throw notFound("Contact");
+  return n;
+}
+
 /** Creates a contact (interface §4.2, decisions §5) and records contact.created. */
 export async function createContact(
   db: Db,

@@ -1,3 +1,4 @@
+import { keysetAfter } from "../db/keyset.ts";
 import type { Db } from "../db/schema.ts";
 
 const columns = [
@@ -56,15 +57,7 @@ export async function listLogs(db: Db, contactId: number, f: LogFilters, limit: 
   else if (f.interactionTypeId !== undefined) q = q.where("interaction_logs.interaction_type_id", "=", f.interactionTypeId);
   if (f.since) q = q.where("interaction_logs.date", ">=", f.since);
   if (f.until) q = q.where("interaction_logs.date", "<=", f.until);
-  if (f.after) {
-    const [date, id] = f.after;
-    q = q.where((eb) =>
-      eb.or([
-        eb("interaction_logs.date", "<", date),
-        eb.and([eb("interaction_logs.date", "=", date), eb("interaction_logs.id", "<", id)]),
-      ]),
-    );
-  }
+  if (f.after) q = q.where((eb) => keysetAfter(eb as never, ["interaction_logs.date", "interaction_logs.id"], f.after!, "desc"));
   return q.orderBy("interaction_logs.date", "desc").orderBy("interaction_logs.id", "desc").limit(limit + 1).execute();
 }
 

@@ -1,7 +1,6 @@
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import { ContactIdParam } from "../contacts/schemas.ts";
-import { parseContactId } from "../contacts/service.ts";
-import { notFound } from "../errors.ts";
+import { requireContactNumber } from "../contacts/service.ts";
 import type { AppEnv } from "../http/env.ts";
 import { commonErrors, errors, json, jsonRequest, reading, security, writing } from "../http/openapi.ts";
 import { CreateInteractionBody, InteractionList, InteractionLogSchema, ListInteractionsQuery } from "./schemas.ts";
@@ -11,12 +10,6 @@ import { createInteraction, listInteractions } from "./service.ts";
 export const interactionRoutes = new OpenAPIHono<AppEnv>();
 
 const tags = ["Interaction logs"];
-
-const contactNumberOf = (contactId: string) => {
-  const n = parseContactId(contactId);
-  if (n === null) throw notFound("Contact");
-  return n;
-};
 
 interactionRoutes.openapi(
   createRoute({
@@ -36,7 +29,7 @@ interactionRoutes.openapi(
     },
   }),
   async (c) => {
-    const n = contactNumberOf(c.req.valid("param").contactId);
+    const n = requireContactNumber(c.req.valid("param").contactId);
     const { log, created } = await createInteraction(c.var.db, c.var.caller.projectId, n, c.req.valid("json"));
     return created ? c.json(log, 201) : c.json(log, 200);
   },
@@ -54,7 +47,7 @@ interactionRoutes.openapi(
     responses: { 200: json(InteractionList, "One page, newest first."), ...commonErrors, 404: errors[404] },
   }),
   async (c) => {
-    const n = contactNumberOf(c.req.valid("param").contactId);
+    const n = requireContactNumber(c.req.valid("param").contactId);
     const page = await listInteractions(c.var.db, c.var.deps.cursors, c.var.caller.projectId, n, c.req.valid("query"));
     return c.json(page, 200);
   },

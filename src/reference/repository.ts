@@ -1,4 +1,5 @@
 import { sql } from "kysely";
+import { keysetAfter } from "../db/keyset.ts";
 import type { Db } from "../db/schema.ts";
 import { newId } from "../lib/ids.ts";
 import { isoNow } from "../lib/time.ts";
@@ -10,7 +11,7 @@ type NamedTable = "contact_types" | "interaction_types" | "tags";
 export async function listNamed<T extends NamedTable>(db: Db, table: T, projectId: string, limit: number, after?: [string, string]) {
   let q = db.selectFrom(table as NamedTable).selectAll().where("project_id", "=", projectId);
   if (after) {
-    q = q.where((eb) => eb.or([eb("name", ">", after[0]), eb.and([eb("name", "=", after[0]), eb("id", ">", after[1])])]));
+    q = q.where((eb) => keysetAfter(eb as never, ["name", "id"], after, "asc"));
   }
   return q.orderBy("name").orderBy("id").limit(limit + 1).execute();
 }
@@ -18,7 +19,7 @@ export async function listNamed<T extends NamedTable>(db: Db, table: T, projectI
 export async function listCustomFields(db: Db, projectId: string, limit: number, after?: [string, string]) {
   let q = db.selectFrom("custom_fields").selectAll().where("project_id", "=", projectId);
   if (after) {
-    q = q.where((eb) => eb.or([eb("title", ">", after[0]), eb.and([eb("title", "=", after[0]), eb("id", ">", after[1])])]));
+    q = q.where((eb) => keysetAfter(eb as never, ["title", "id"], after, "asc"));
   }
   return q.orderBy("title").orderBy("id").limit(limit + 1).execute();
 }

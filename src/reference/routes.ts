@@ -1,4 +1,5 @@
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import type { AppEnv } from "../http/env.ts";
 import { commonErrors, json, reading, security } from "../http/openapi.ts";
 import { toPage } from "../lib/pagination.ts";
@@ -22,53 +23,56 @@ const listRoute = (path: string, schema: typeof ContactTypeList | typeof Interac
     responses: { 200: json(schema, "One page, ordered by name."), ...commonErrors },
   });
 
-const byName = (row: { name: string; id: string }) => [row.name, row.id];
+type Ctx = Context<AppEnv, string, { out: { query: { limit: number; cursor?: string } } }>;
 
-referenceRoutes.openapi(listRoute("/contact-types", ContactTypeList, "List contact types"), async (c) => {
+/** One page of a reference list; the cursor is bound to the list it came from. */
+async function referencePage<R, T>(
+  c: Ctx,
+  list: string,
+  fetch: (limit: number, after?: [string, string]) => Promise<R[]>,
+  position: (row: R) => [string, string],
+  map: (row: R) => T,
+) {
   const { limit, cursor } = c.req.valid("query");
   const { cursors } = c.var.deps;
-  const filters = { list: "contact-types" };
+  const filters = { list };
   const after = cursor ? (cursors.decode(cursor, filters) as [string, string]) : undefined;
-  const rows = await listNamed(c.var.db, "contact_types", c.var.caller.projectId, limit, after);
-  const page = toPage(rows, limit, byName, (r) => ({
+  return toPage(await fetch(limit, after), limit, position, map, cursors, filters);
+}
+
+const byName = (row: { name: string; id: string }): [string, string] => [row.name, row.id];
+
+referenceRoutes.openapi(listRoute("/contact-types", ContactTypeList, "List contact types"), async (c) => {
+  const projectId = c.var.caller.projectId;
+  const page = await referencePage(c, "contact-types", (limit, after) => listNamed(c.var.db, "contact_types", projectId, limit, after), byName, (r) => ({
     id: r.id,
     name: r.name,
     category: r.category as (typeof CATEGORIES)[number],
     isDefault: r.is_default === 1,
-  }), cursors, filters);
+  }));
   return c.json(page, 200);
 });
 
 referenceRoutes.openapi(listRoute("/interaction-types", InteractionTypeList, "List interaction types"), async (c) => {
-  const { limit, cursor } = c.req.valid("query");
-  const { cursors } = c.var.deps;
-  const filters = { list: "interaction-types" };
-  const after = cursor ? (cursors.decode(cursor, filters) as [string, string]) : undefined;
-  const rows = await listNamed(c.var.db, "interaction_types", c.var.caller.projectId, limit, after);
-  return c.json(toPage(rows, limit, byName, (r) => ({ id: r.id, name: r.name }), cursors, filters), 200);
+  const projectId = c.var.caller.projectId;
+  const page = await referencePage(c, "interaction-types", (limit, after) => listNamed(c.var.db, "interaction_types", projectId, limit, after), byName, (r) => ({ id: r.id, name: r.name }));
+  return c.json(page, 200);
 });
 
 referenceRoutes.openapi(listRoute("/tags", TagList, "List tags"), async (c) => {
-  const { limit, cursor } = c.req.valid("query");
-  const { cursors } = c.var.deps;
-  const filters = { list: "tags" };
-  const after = cursor ? (cursors.decode(cursor, filters) as [string, string]) : undefined;
-  const rows = await listNamed(c.var.db, "tags", c.var.caller.projectId, limit, after);
-  return c.json(toPage(rows, limit, byName, (r) => ({ id: r.id, name: r.name }), cursors, filters), 200);
+  const projectId = c.var.caller.projectId;
+  const page = await referencePage(c, "tags", (limit, after) => listNamed(c.var.db, "tags", projectId, limit, after), byName, (r) => ({ id: r.id, name: r.name }));
+  return c.json(page, 200);
 });
 
 referenceRoutes.openapi(listRoute("/custom-fields", CustomFieldList, "List custom fields"), async (c) => {
-  const { limit, cursor } = c.req.valid("query");
-  const { cursors } = c.var.deps;
-  const filters = { list: "custom-fields" };
-  const after = cursor ? (cursors.decode(cursor, filters) as [string, string]) : undefined;
-  const rows = await listCustomFields(c.var.db, c.var.caller.projectId, limit, after);
-  const page = toPage(rows, limit, (r) => [r.title, r.id], (r) => ({
+  const projectId = c.var.caller.projectId;
+  const page = await referencePage(c, "custom-fields", (limit, after) => listCustomFields(c.var.db, projectId, limit, after), (r) => [r.title, r.id], (r) => ({
     id: r.id,
     title: r.title,
     type: r.type,
     ...(TYPES_WITH_OPTIONS.includes(r.type) ? { options: r.options ? (JSON.parse(r.options) as string[]) : [] } : {}),
     writable: !READ_ONLY_TYPES.includes(r.type),
-  }), cursors, filters);
+  }));
   return c.json(page, 200);
 });

@@ -1,4 +1,5 @@
 import type { Db, WebhookRow } from "../db/schema.ts";
+import { keysetAfter } from "../db/keyset.ts";
 import type { Webhook } from "./schemas.ts";
 
 export function toWebhook(row: WebhookRow): Webhook {
@@ -23,7 +24,7 @@ export async function findWebhook(db: Db, projectId: string, id: string) {
 export async function listWebhooks(db: Db, projectId: string, limit: number, after?: [string, string]) {
   let q = db.selectFrom("webhooks").selectAll().where("project_id", "=", projectId);
   if (after) {
-    q = q.where((eb) => eb.or([eb("created_at", ">", after[0]), eb.and([eb("created_at", "=", after[0]), eb("id", ">", after[1])])]));
+    q = q.where((eb) => keysetAfter(eb as never, ["created_at", "id"], after, "asc"));
   }
   return q.orderBy("created_at").orderBy("id").limit(limit + 1).execute();
 }
@@ -32,7 +33,7 @@ export async function listWebhooks(db: Db, projectId: string, limit: number, aft
 export async function listEvents(db: Db, projectId: string, since: string, limit: number, after?: [string, string]) {
   let q = db.selectFrom("events").select(["id", "created_at", "body"]).where("project_id", "=", projectId).where("created_at", ">=", since);
   if (after) {
-    q = q.where((eb) => eb.or([eb("created_at", ">", after[0]), eb.and([eb("created_at", "=", after[0]), eb("id", ">", after[1])])]));
+    q = q.where((eb) => keysetAfter(eb as never, ["created_at", "id"], after, "asc"));
   }
   return q.orderBy("created_at").orderBy("id").limit(limit + 1).execute();
 }
@@ -40,7 +41,7 @@ export async function listEvents(db: Db, projectId: string, since: string, limit
 export async function listAttempts(db: Db, webhookId: string, limit: number, after?: [string, string]) {
   let q = db.selectFrom("delivery_attempts").selectAll().where("webhook_id", "=", webhookId);
   if (after) {
-    q = q.where((eb) => eb.or([eb("at", "<", after[0]), eb.and([eb("at", "=", after[0]), eb("id", "<", after[1])])]));
+    q = q.where((eb) => keysetAfter(eb as never, ["at", "id"], after, "desc"));
   }
   return q.orderBy("at", "desc").orderBy("id", "desc").limit(limit + 1).execute();
 }
