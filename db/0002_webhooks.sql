@@ -20,12 +20,13 @@ CREATE TABLE webhooks (
 CREATE INDEX webhooks_project ON webhooks(project_id, created_at, id);
 
 -- One row per (event, subscription): the transactional outbox. `id` is the delivery id
--- sent as X-Service-Delivery, stable across retries.
+-- sent as X-Service-Delivery, stable across retries. A delivery stays `pending` while it is
+-- being sent (claims are in the dispatcher's memory), so a killed process drops none.
 CREATE TABLE deliveries (
   id              TEXT PRIMARY KEY,
   event_id        TEXT NOT NULL REFERENCES events(id) ON DELETE CASCADE,
   webhook_id      TEXT NOT NULL REFERENCES webhooks(id) ON DELETE CASCADE,
-  status          TEXT NOT NULL CHECK (status IN ('pending', 'in_flight', 'succeeded', 'failed')),
+  status          TEXT NOT NULL CHECK (status IN ('pending', 'succeeded', 'failed')),
   attempts        INTEGER NOT NULL DEFAULT 0,
   next_attempt_at TEXT NOT NULL,
   created_at      TEXT NOT NULL,

@@ -54,7 +54,7 @@ export async function serve(config: Config): Promise<void> {
       const row = await db
         .selectFrom("deliveries")
         .select((eb) => eb.fn.countAll<number>().as("n"))
-        .where("status", "in", ["pending", "in_flight"])
+        .where("status", "=", "pending")
         .executeTakeFirstOrThrow();
       return Number(row.n);
     },

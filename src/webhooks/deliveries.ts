@@ -4,15 +4,6 @@ import { newId } from "../lib/ids.ts";
 
 /** Repository of the dispatcher: finds due deliveries and records their attempts. */
 
-/**
- * Deliveries marked in flight by an earlier version are due again at once (decisions
- * §12). Claims are kept in memory now (one process dispatches): a killed process leaves
- * its deliveries pending and due, so the next start sends them.
- */
-export async function releaseStaleClaims(db: Kysely<Database>, now: string) {
-  await db.updateTable("deliveries").set({ status: "pending", next_attempt_at: now, updated_at: now }).where("status", "=", "in_flight").execute();
-}
-
 /** A due delivery with what sending it needs: the event's stored bytes and the subscription. */
 export interface DueDelivery {
   id: string;

@@ -46,8 +46,11 @@ export class Dispatcher {
 
   constructor(private readonly o: DispatcherOptions) {}
 
+  /**
+   * Starts polling. Deliveries a killed process was sending are still pending and already
+   * due, so the first tick sends them again (decisions §12: delayed, never dropped).
+   */
   async start(): Promise<void> {
-    await store.releaseStaleClaims(this.o.db, isoNow());
     this.poller = setInterval(() => this.wake(), this.o.pollMs);
     this.wake();
   }
