@@ -4,11 +4,12 @@ export {};
  * `connections` concurrent loops, in its own process. Prints the same BENCH_JSON line as
  * bench/wrk/report.lua. Slower than wrk, so its figures are a floor, not a peak.
  *
- *   bun bench/loadgen.ts <base-url> <seconds> <connections> <auth-header> <paths-file | POST>
+ *   bun bench/loadgen.ts <base-url> <seconds> <connections> <auth-header> <paths-file | POST | INTERACTIONS:<contact-count>>
  */
 const [base, seconds, connections, auth, source] = process.argv.slice(2) as [string, string, string, string, string];
 const post = source === "POST";
-const paths = post ? [] : (await Bun.file(source).text()).split("\n").filter(Boolean);
+const interactions = source.startsWith("INTERACTIONS:") ? Number(source.split(":")[1]) : 0;
+const paths = post || interactions ? [] : (await Bun.file(source).text()).split("\n").filter(Boolean);
 const names = ["Ada", "Grace", "Alan", "Linus", "Margaret", "Dennis", "Barbara", "Ken"];
 const latencies: number[] = [];
 const errors = { connect: 0, read: 0, write: 0, status: 0, timeout: 0 };
@@ -21,14 +22,22 @@ async function loop() {
   while (performance.now() < end) {
     n++;
     const name = names[n % names.length]!;
-    const init: RequestInit = post
+    const init: RequestInit = interactions
+      ? {
+          method: "POST",
+          headers: { authorization: auth, "content-type": "application/json" },
+          body: JSON.stringify({ type: "note", note: `Loadgen note ${n}`, ...(n % 4 === 0 ? { uniqueIdentifier: `call-${n % 3}` } : {}) }),
+        }
+      : post
       ? {
           method: "POST",
           headers: { authorization: auth, "content-type": "application/json" },
           body: JSON.stringify({ firstName: name, lastName: "Loadgen", email: `${name.toLowerCase()}.${n}@example.com`, tags: ["beta"] }),
         }
       : { headers: { authorization: auth } };
-    const url = base + (post ? "/v1/contacts" : paths[Math.floor(Math.random() * paths.length)]);
+    const url = base + (interactions
+      ? `/v1/contacts/CR-${1 + Math.floor(Math.random() * interactions)}/interactions`
+      : post ? "/v1/contacts" : paths[Math.floor(Math.random() * paths.length)]);
     const t = performance.now();
     try {
       const res = await fetch(url, init);

@@ -1,15 +1,20 @@
 /**
- * Webhook delivery figures (issue 4), appended to bench/RESULTS.md by `npm run bench`:
+ * Webhook delivery figures (issue 4); `npm run bench` (bench/run.ts) runs this file as a child
+ * and folds the BENCH_JSON line it prints into its table and bench/RESULTS.md:
  * - deliveries/s: a backlog of events is queued at once (redeliver) to 8 subscriptions of a
  *   loopback receiver that answers 200 at once; the rate is deliveries over the time until
  *   the last one arrived;
  * - event→delivery latency: contacts created one at a time (40/s); the time from the 201
  *   answer to the delivery's arrival at the receiver, p50/p95.
+ * - the server's peak VmRSS over the whole run (bench/rss.ts).
  * The real server runs in sandbox mode (loopback receivers allowed); only 127.0.0.1.
+ *
+ *   bun bench/webhooks.ts      (alone: prints the figures; npm run bench:webhooks)
  */
-import { appendFileSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { sampleRss } from "./rss.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
 const EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 1500);
@@ -45,7 +50,9 @@ const server = Bun.spawn([process.execPath, ...(process.env.BENCH_CPU_PROF ? ["-
   stdout: "pipe",
   stderr: "inherit",
 });
+const rss = sampleRss(server.pid, 100);
 function cleanup() {
+  rss.stop();
   server.kill(process.env.BENCH_CPU_PROF ? "SIGTERM" : "SIGKILL");
   receiver.stop(true);
   rmSync(tmp, { recursive: true, force: true });
@@ -122,19 +129,25 @@ try {
   }
   const p50 = percentile(latencies, 50);
   const p95 = percentile(latencies, 95);
-  log(`event→delivery after the 201: p50 ${p50.toFixed(2)} ms, p95 ${p95.toFixed(2)} ms (${latencies.length} samples)`);
+  const p99 = percentile(latencies, 99);
+  log(`event→delivery after the 201: p50 ${p50.toFixed(2)} ms, p95 ${p95.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms (${latencies.length} samples)`);
 
-  const lines = [
-    "",
-    "## Webhook delivery (bench/webhooks.ts)",
-    "",
-    `- ${new Date().toISOString()}; real server in sandbox mode, receiver on 127.0.0.1 answering 200 at once; client, server and receiver share the 2 CPUs.`,
-    `- deliveries/s: ${EVENTS} events × ${SUBSCRIPTIONS} subscriptions queued at once (redeliver): **${Math.round(rate)} deliveries/s** (${delivered} in ${seconds.toFixed(2)} s; target ≥ 2,000/s: ${rate >= 2000 ? "PASS" : "MISS"})`,
-    `- event→delivery latency (201 answer → arrival), ${latencies.length} contacts one at a time: **p50 ${p50.toFixed(2)} ms, p95 ${p95.toFixed(2)} ms** (target p50 < 50 ms: ${p50 < 50 ? "PASS" : "MISS"})`,
-    "",
-  ];
-  appendFileSync(join(ROOT, "bench/RESULTS.md"), lines.join("\n"));
-  console.log(lines.join("\n"));
+  const result = {
+    events: EVENTS,
+    subscriptions: SUBSCRIPTIONS,
+    delivered,
+    total,
+    seconds,
+    deliveriesPerSecond: rate,
+    latencySamples: latencies.length,
+    latencyP50Ms: p50,
+    latencyP95Ms: p95,
+    latencyP99Ms: p99,
+    maxRssKb: rss.overall(),
+  };
+  console.log(`BENCH_JSON ${JSON.stringify(result)}`);
+  log(`deliveries/s ${Math.round(rate)} (target ≥ 2,000/s: ${rate >= 2000 ? "PASS" : "MISS"}); ` +
+    `event→delivery p50 ${p50.toFixed(2)} ms; server peak RSS ${(result.maxRssKb / 1024).toFixed(1)} MB`);
 } finally {
   clearTimeout(hardStop);
   cleanup();
