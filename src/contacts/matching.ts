@@ -40,12 +40,14 @@ export function searchTerms(fields: {
   const email = emailKey(fields.email);
   if (email) terms.add(email);
   terms.add(fields.contactId.toLowerCase());
-  return [...terms].map((t) => t.slice(0, 255));
+  // SQLite stores lone surrogates as U+FFFD: make terms well-formed first, so two that
+  // differ only there cannot collide in the term index.
+  return [...new Set([...terms].map((t) => t.slice(0, 255).toWellFormed()))];
 }
 
 /** Search input → the tokens that must each prefix-match a term. */
 export function searchTokens(search: string): string[] {
-  return [...new Set(search.toLowerCase().split(/\s+/).filter(Boolean))].slice(0, 8);
+  return [...new Set(search.toWellFormed().toLowerCase().split(/\s+/).filter(Boolean))].slice(0, 8);
 }
 
 /** Upper bound of a prefix range: every string starting with `prefix` sorts below it. */

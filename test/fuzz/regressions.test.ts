@@ -1,0 +1,86 @@
+/**
+ * Requests found by the fuzzers (test/fuzz, `npm run stress`), kept as fixed cases, plus a
+ * few hand-picked hostile bodies that must keep answering a 4xx envelope.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { startServer, type ServerHandle } from "../helpers/server.ts";
+import { violations } from "./invariants.ts";
+import type { FuzzRequest } from "./requests.ts";
+
+let server: ServerHandle;
+
+beforeAll(async () => {
+  server = await startServer({ env: "sandbox" });
+});
+
+afterAll(async () => {
+  await server?.stop();
+});
+
+async function check(req: Omit<FuzzRequest, "family" | "auth">) {
+  const headers: Record<string, string> = { Authorization: `Bearer ${server.key}`, ...req.headers };
+  const res = await fetch(server.origin + req.path, { method: req.method, headers, body: req.body as BodyInit | undefined });
+  const answer = { status: res.status, headers: res.headers, text: await res.text() };
+  const problems = violations({ ...req, family: "regression", auth: "a" }, answer);
+  expect(problems, `${req.method} ${req.path.slice(0, 120)} → ${answer.status} ${answer.text.slice(0, 200)}`).toEqual([]);
+  expect((await fetch(`${server.origin}/healthz`)).status).toBe(200);
+  return answer;
+}
+
+const json = { "Content-Type": "application/json" };
+
+// Finding F2 (fuzz): two search terms that differ only in lone surrogates are distinct JS
+// strings (so searchTerms' Set keeps both) but the same text once SQLite stores them as
+// UTF-8 (each lone surrogate becomes U+FFFD): the insert into contact_search_terms breaks
+// its UNIQUE (project_id, term, contact_id) and the request answers 500 ERR_INTERNAL
+// (log: "SQLiteError: UNIQUE constraint failed: contact_search_terms..." at
+// replaceSearchTerms, src/contacts/repository.ts, from createContact / the PATCH path).
+test("F2: POST /contacts with lone surrogates in two name terms is not a 5xx", async () => {
+  await check({ route: "POST /contacts", method: "POST", path: "/v1/contacts", headers: json, body: '{"firstName":"\\ud800","lastName":"\\udfff"}' });
+  await check({ route: "POST /contacts", method: "POST", path: "/v1/contacts", headers: json, body: '{"firstName":"\\ud800 \\udc00"}' });
+});
+
+test("F2: PATCH /contacts/{id} with lone surrogates in two name terms is not a 5xx", async () => {
+  const created = await check({ route: "POST /contacts", method: "POST", path: "/v1/contacts", headers: json, body: '{"firstName":"Sur"}' });
+  const id = JSON.parse(created.text).contactId;
+  await check({ route: "PATCH /contacts/{contactId}", method: "PATCH", path: `/v1/contacts/${id}`, headers: json, body: '{"lastName":"\\udbff x \\udc01"}' });
+  // A stored lone surrogate comes back as U+FFFD, so one more lone surrogate collides with it.
+  const other = await check({ route: "POST /contacts", method: "POST", path: "/v1/contacts", headers: json, body: '{"lastName":"\\udfff"}' });
+  const otherId = JSON.parse(other.text).contactId;
+  await check({ route: "PATCH /contacts/{contactId}", method: "PATCH", path: `/v1/contacts/${otherId}`, headers: json, body: '{"firstName":"\\ud800"}' });
+});
+
+test("F2: a JSON form submission with lone surrogates in two name terms is not a 5xx", async () => {
+  const form = server.cli(["form", "create", "--project", server.projectId, "--name", "F2", "--fields", "firstName,lastName,businessName", "--json"]);
+  await check({ route: "POST /forms/{formId}/submissions", method: "POST", path: `/v1/forms/${form.id}/submissions`, headers: json, body: '{"businessName":" \\udc00 \\udfff","lastName":""}' });
+});
+
+const hostile: [string, string | Uint8Array][] = [
+  ["200,000 nested arrays", "[".repeat(200_000) + "]".repeat(200_000)],
+  ["100,000 nested objects", '{"a":'.repeat(100_000) + "1" + "}".repeat(100_000)],
+  ["unclosed nesting", "[".repeat(50_000)],
+  ["BOM before the object", '\ufeff{"firstName":"Ada"}'],
+  ["duplicate keys with a wrong-typed repeat", '{"firstName":"Ada","firstName":{"x":[1]},"firstName":"Ada"}'],
+  ["escaped lone surrogate", '{"firstName":"\\ud800"}'],
+  ["NUL in a name", '{"firstName":"a\\u0000b"}'],
+  ["__proto__ key", '{"__proto__":{"polluted":1},"firstName":"a"}'],
+  ["number past 2^64", '{"firstName":"a","subscribed":123456789012345678901234567890}'],
+  ["invalid UTF-8 bytes", Uint8Array.from([0x7b, 0x22, 0x66, 0x69, 0x72, 0x73, 0x74, 0x4e, 0x61, 0x6d, 0x65, 0x22, 0x3a, 0x22, 0xff, 0xc3, 0x28, 0xed, 0xa0, 0x80, 0x22, 0x7d])],
+  ["1 MiB + 1 byte", JSON.stringify({ notes: "x".repeat(1_048_577 - 13) })],
+];
+
+for (const [name, body] of hostile) {
+  test(`POST /contacts with ${name}: 2xx or a 4xx envelope`, async () => {
+    await check({ route: "POST /contacts", method: "POST", path: "/v1/contacts", headers: json, body });
+  });
+}
+
+test("PATCH relabel to a contactId past 2^63 answers 4xx or 2xx, never 5xx", async () => {
+  const created = await check({ route: "POST /contacts", method: "POST", path: "/v1/contacts", headers: json, body: '{"firstName":"Big"}' });
+  const id = JSON.parse(created.text).contactId;
+  for (const target of ["CR-9223372036854775807", "CR-9223372036854775808", "CR-1000000000000000000000000000"]) {
+    await check({ route: "PATCH /contacts/{contactId}", method: "PATCH", path: `/v1/contacts/${id}`, headers: json, body: JSON.stringify({ contactId: target }) });
+  }
+  // The id counter moves past a relabel (decisions §5): the next create must still answer well.
+  await check({ route: "POST /contacts", method: "POST", path: "/v1/contacts", headers: json, body: '{"firstName":"After"}' });
+});
