@@ -83,7 +83,7 @@ export function createApp(deps: AppDeps) {
   app.get("/healthz", (c) => c.json({ status: "ok" }));
   app.get("/readyz", (c) => (deps.isReady() ? c.json({ status: "ready" }) : c.json({ status: "not ready" }, 503)));
   app.get("/metrics", async (c) =>
-    c.text(deps.metrics.render({ outboxPending: await deps.outboxPending() }), 200, {
+    c.text(deps.metrics.render({ outboxPending: await deps.outboxPending(), writeBatches: deps.writes.stats }), 200, {
       "Content-Type": "text/plain; version=0.0.4; charset=utf-8",
     }),
   );

@@ -4,6 +4,7 @@ import { RateLimiter } from "./auth/rate-limiter.ts";
 import { bootstrap } from "./bootstrap.ts";
 import type { Config } from "./config.ts";
 import { migrationsApplied } from "./db/migrate.ts";
+import { GroupCommit } from "./db/group-commit.ts";
 import { openDatabase } from "./db/open.ts";
 import { databaseSecret } from "./db/settings.ts";
 import { startJobs } from "./jobs/index.ts";
@@ -44,6 +45,7 @@ export async function serve(config: Config): Promise<void> {
   const app = createApp({
     config,
     db,
+    writes: new GroupCommit(db),
     keys,
     limiter,
     log,

@@ -87,9 +87,23 @@ export async function tagsOfContacts(db: Db, contactIds: number[]) {
     .execute();
 }
 
+/** Every column a new contact row sets, in one order: the insert below is compiled once. */
+const CONTACT_COLUMNS = [
+  "project_id", "contact_number", "identity_type", "source", "first_name", "last_name", "email", "email_key", "phone",
+  "phone_key", "business_name", "website", "address", "contact_type_id", "subscribed", "sms_subscribed", "notes",
+  "custom_fields", "created_at", "updated_at",
+] as const satisfies ReadonlyArray<keyof NewContactRow>;
+
+const insertContact = preparedQuery<unknown[], { id: number }>(CONTACT_COLUMNS.length, (db, ...slots) =>
+  db
+    .insertInto("contacts")
+    .values(Object.fromEntries(CONTACT_COLUMNS.map((column, i) => [column, slots[i]])) as never)
+    .returning("id"),
+);
+
 export async function insertContactRow(db: Db, row: NewContactRow): Promise<number> {
-  const inserted = await db.insertInto("contacts").values(row).returning("id").executeTakeFirstOrThrow();
-  return inserted.id;
+  const [inserted] = await insertContact(db, ...CONTACT_COLUMNS.map((column) => row[column] ?? null));
+  return inserted!.id;
 }
 
 export async function updateContactRow(db: Db, id: number, row: Partial<NewContactRow>): Promise<void> {
@@ -107,33 +121,41 @@ export interface OrderKeys {
   contactNumber: number;
 }
 
+const insertContactTag = preparedQuery<[number, string, string, number], never>(4, (db, contactId, tagId, updatedAt, contactNumber) =>
+  db.insertInto("contact_tags").values({ contact_id: contactId, tag_id: tagId, updated_at: updatedAt, contact_number: contactNumber }),
+);
+
+const insertSearchTerm = preparedQuery<[string, string, number, string, string, number], never>(
+  6,
+  (db, projectId, term, contactId, head, updatedAt, contactNumber) =>
+    db.insertInto("contact_search_terms").values({
+      project_id: projectId,
+      term,
+      contact_id: contactId,
+      head,
+      updated_at: updatedAt,
+      contact_number: contactNumber,
+    }),
+);
+
+/** Tag rows of a contact that has none yet (a new one). One compiled insert per row. */
+export async function insertContactTags(db: Db, contact: OrderKeys, tagIds: string[]): Promise<void> {
+  for (const tagId of tagIds) await insertContactTag(db, contact.id, tagId, contact.updatedAt, contact.contactNumber);
+}
+
+/** Search-term rows of a contact that has none yet (a new one). */
+export async function insertSearchTerms(db: Db, projectId: string, contact: OrderKeys, terms: string[]): Promise<void> {
+  for (const term of terms) await insertSearchTerm(db, projectId, term, contact.id, termHead(term), contact.updatedAt, contact.contactNumber);
+}
+
 export async function replaceContactTags(db: Db, contact: OrderKeys, tagIds: string[]): Promise<void> {
   await db.deleteFrom("contact_tags").where("contact_id", "=", contact.id).execute();
-  if (tagIds.length) {
-    await db
-      .insertInto("contact_tags")
-      .values(tagIds.map((tag_id) => ({ contact_id: contact.id, tag_id, updated_at: contact.updatedAt, contact_number: contact.contactNumber })))
-      .execute();
-  }
+  await insertContactTags(db, contact, tagIds);
 }
 
 export async function replaceSearchTerms(db: Db, projectId: string, contact: OrderKeys, terms: string[]): Promise<void> {
   await db.deleteFrom("contact_search_terms").where("contact_id", "=", contact.id).execute();
-  if (terms.length) {
-    await db
-      .insertInto("contact_search_terms")
-      .values(
-        terms.map((term) => ({
-          project_id: projectId,
-          term,
-          contact_id: contact.id,
-          head: termHead(term),
-          updated_at: contact.updatedAt,
-          contact_number: contact.contactNumber,
-        })),
-      )
-      .execute();
-  }
+  await insertSearchTerms(db, projectId, contact, terms);
 }
 
 /** Keeps the copied order keys of tag and term rows in step with the contact. */
@@ -147,13 +169,21 @@ export async function syncOrderKeys(db: Db, contact: OrderKeys): Promise<void> {
  * Takes the next contact number and counts the contact toward the quota, in the request's
  * transaction; the caller refuses the create when the count passes the quota.
  */
-export async function allocateContactNumber(db: Db, projectId: string) {
-  return db
+const takeContactNumber = preparedQuery<
+  [string],
+  { last_contact_number: number; contact_count: number; contact_quota: number | null; default_region: string }
+>(1, (db, projectId) =>
+  db
     .updateTable("projects")
     .set((eb) => ({ last_contact_number: eb("last_contact_number", "+", 1), contact_count: eb("contact_count", "+", 1) }))
     .where("id", "=", projectId)
-    .returning(["last_contact_number", "contact_count", "contact_quota", "default_region"])
-    .executeTakeFirstOrThrow();
+    .returning(["last_contact_number", "contact_count", "contact_quota", "default_region"]),
+);
+
+export async function allocateContactNumber(db: Db, projectId: string) {
+  const [counter] = await takeContactNumber(db, projectId);
+  if (!counter) throw new Error(`no project ${projectId}`);
+  return counter;
 }
 
 /** After a relabel to CR-n, generated numbers continue past n (decisions §12). */

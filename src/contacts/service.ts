@@ -46,8 +46,8 @@ export async function createContact(
   const now = isoNow();
   const id = await repo.insertContactRow(db, { ...toRow(state, projectId, counter.default_region), created_at: now, updated_at: now });
   const keys = { id, updatedAt: now, contactNumber: state.contactNumber };
-  await repo.replaceContactTags(db, keys, state.tagIds);
-  await repo.replaceSearchTerms(db, projectId, keys, termsOf(state));
+  await repo.insertContactTags(db, keys, state.tagIds);
+  await repo.insertSearchTerms(db, projectId, keys, termsOf(state));
   const contact = await loadContact(db, projectId, state.contactNumber);
   if (options.emitEvent !== false) await recordEvent(db, projectId, "contact.created", { contact });
   return contact;

@@ -164,6 +164,7 @@ export type Db = Kysely<Database> | Transaction<Database>;
 export type ContactRow = Selectable<Database["contacts"]>;
 export type NewContactRow = Insertable<Database["contacts"]>;
 export type ProjectRow = Selectable<Database["projects"]>;
+export type ContactTypeRow = Selectable<Database["contact_types"]>;
 export type WebhookRow = Selectable<Database["webhooks"]>;
 export type ApiKeyRow = Selectable<Database["api_keys"]>;
 export type FormRow = Selectable<Database["forms"]>;

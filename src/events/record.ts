@@ -1,3 +1,4 @@
+import { preparedQuery } from "../db/prepared.ts";
 import type { Db } from "../db/schema.ts";
 import { newId } from "../lib/ids.ts";
 import { isoNow } from "../lib/time.ts";
@@ -5,6 +6,10 @@ import type { EventType } from "../webhooks/catalog.ts";
 import { enqueueDeliveries } from "../webhooks/outbox.ts";
 
 export type { EventType };
+
+const insertEvent = preparedQuery<[string, string, string, string, string], never>(5, (db, id, projectId, type, body, createdAt) =>
+  db.insertInto("events").values({ id, project_id: projectId, type, body, created_at: createdAt }),
+);
 
 /**
  * Records an event in the caller's transaction (decisions §7: transactional outbox), with
@@ -15,7 +20,7 @@ export async function recordEvent(db: Db, projectId: string, type: EventType, da
   const id = newId("evt");
   const createdAt = isoNow();
   const body = JSON.stringify({ id, event: type, apiVersion: "v1", projectId, createdAt, data });
-  await db.insertInto("events").values({ id, project_id: projectId, type, body, created_at: createdAt }).execute();
+  await insertEvent(db, id, projectId, type, body, createdAt);
   await enqueueDeliveries(db, projectId, id, type, createdAt);
   return id;
 }

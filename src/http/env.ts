@@ -2,6 +2,7 @@ import type { Kysely } from "kysely";
 import type { Caller, KeyStore } from "../auth/keys.ts";
 import type { RateLimiter } from "../auth/rate-limiter.ts";
 import type { Config } from "../config.ts";
+import type { GroupCommit } from "../db/group-commit.ts";
 import type { Database, Db } from "../db/schema.ts";
 import type { CursorCodec } from "../lib/cursor.ts";
 import type { Logger } from "../lib/log.ts";
@@ -13,6 +14,8 @@ import type { WebhookEnv } from "../webhooks/service.ts";
 export interface AppDeps {
   config: Config;
   db: Kysely<Database>;
+  /** Write requests' transactions (group commit). */
+  writes: GroupCommit;
   keys: KeyStore;
   limiter: RateLimiter;
   cursors: CursorCodec;

@@ -13,9 +13,10 @@ const REPLAYED_HEADERS = ["content-type", "location"];
 const inFlight = new Set<string>();
 
 /**
- * One transaction per write request: the handler runs on `c.var.db` = the transaction,
- * which commits only when the answer is a success; any error rolls everything back, so a
- * request that fails writes nothing. With an `Idempotency-Key` (decisions §5) the answer is
+ * One transaction per write request: the handler runs on `c.var.db` = the transaction
+ * (a savepoint of a group commit, src/db/group-commit.ts), which commits only when the
+ * answer is a success, and the answer leaves only after the commit; any error rolls the
+ * request back, so a request that fails writes nothing. With an `Idempotency-Key` (decisions §5) the answer is
  * stored in that same transaction, and a repeat is answered from it.
  */
 export function transactional(options: { transaction: boolean }): MiddlewareHandler<AppEnv> {
@@ -86,7 +87,8 @@ async function runInTransaction(
 ): Promise<void> {
   const deps = c.var.deps;
   try {
-    await deps.db.transaction().execute(async (trx) => {
+    // Group commit: concurrent write requests share one transaction, one savepoint each.
+    await deps.writes.run(async (trx) => {
       c.set("db", trx);
       await next();
       if (c.error || c.res.status >= 400) throw new Rollback();

@@ -15,10 +15,11 @@ export class Metrics {
   private readonly deliveries = new Map<string, number>();
   rateLimited = 0;
 
+  /** Per request: keys are plain joined strings; label text is built only by render. */
   observeRequest(method: string, route: string, status: number, seconds: number): void {
-    const key = labelText({ method, route, status: String(status) });
+    const key = `${method} ${route} ${status}`;
     this.requests.set(key, (this.requests.get(key) ?? 0) + 1);
-    const hkey = JSON.stringify([method, route]);
+    const hkey = `${method} ${route}`;
     let h = this.durations.get(hkey);
     if (!h) this.durations.set(hkey, (h = { buckets: BUCKETS.map(() => 0), sum: 0, count: 0 }));
     for (let i = 0; i < BUCKETS.length; i++) if (seconds <= BUCKETS[i]!) h.buckets[i]! += 1;
@@ -30,15 +31,19 @@ export class Metrics {
     this.deliveries.set(outcome, (this.deliveries.get(outcome) ?? 0) + 1);
   }
 
-  render(gauges: { outboxPending: number }): string {
+  render(gauges: { outboxPending: number; writeBatches: { batches: number; jobs: number } }): string {
     const lines: string[] = [];
     lines.push("# HELP http_requests_total HTTP requests by method, route template and status.");
     lines.push("# TYPE http_requests_total counter");
-    for (const [labels, n] of this.requests) lines.push(`http_requests_total${labels} ${n}`);
+    for (const [key, n] of this.requests) {
+      // Route templates hold no spaces; the method and status none either.
+      const [method, route, status] = key.split(" ") as [string, string, string];
+      lines.push(`http_requests_total${labelText({ method, route, status })} ${n}`);
+    }
     lines.push("# HELP http_request_duration_seconds Request latency.");
     lines.push("# TYPE http_request_duration_seconds histogram");
     for (const [key, h] of this.durations) {
-      const [method, route] = JSON.parse(key) as [string, string];
+      const [method, route] = key.split(" ") as [string, string];
       BUCKETS.forEach((le, i) => lines.push(`http_request_duration_seconds_bucket${labelText({ method, route, le: String(le) })} ${h.buckets[i]}`));
       lines.push(`http_request_duration_seconds_bucket${labelText({ method, route, le: "+Inf" })} ${h.count}`);
       lines.push(`http_request_duration_seconds_sum${labelText({ method, route })} ${h.sum}`);
@@ -52,6 +57,12 @@ export class Metrics {
     for (const outcome of ["succeeded", "failed", "exhausted"]) {
       lines.push(`crm_webhook_deliveries_total${labelText({ outcome })} ${this.deliveries.get(outcome) ?? 0}`);
     }
+    lines.push("# HELP crm_write_batches_total Transactions committed for write requests (group commit).");
+    lines.push("# TYPE crm_write_batches_total counter");
+    lines.push(`crm_write_batches_total ${gauges.writeBatches.batches}`);
+    lines.push("# HELP crm_write_batch_requests_total Write requests committed in those transactions.");
+    lines.push("# TYPE crm_write_batch_requests_total counter");
+    lines.push(`crm_write_batch_requests_total ${gauges.writeBatches.jobs}`);
     lines.push("# HELP crm_rate_limited_total Requests refused with 429.");
     lines.push("# TYPE crm_rate_limited_total counter");
     lines.push(`crm_rate_limited_total ${this.rateLimited}`);

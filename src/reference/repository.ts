@@ -1,6 +1,7 @@
 import { sql } from "kysely";
 import { keysetAfter } from "../db/keyset.ts";
-import type { Db } from "../db/schema.ts";
+import { preparedQuery } from "../db/prepared.ts";
+import type { ContactTypeRow, Db } from "../db/schema.ts";
 import { newId } from "../lib/ids.ts";
 import { isoNow } from "../lib/time.ts";
 import type { CustomField } from "./custom-fields.ts";
@@ -29,20 +30,28 @@ export async function allCustomFields(db: Db, projectId: string): Promise<Custom
   return rows.map((r) => ({ ...r, options: r.options ? (JSON.parse(r.options) as string[]) : null }));
 }
 
+const contactTypeById = preparedQuery<[string, string], ContactTypeRow>(2, (db, projectId, id) =>
+  db.selectFrom("contact_types").selectAll().where("project_id", "=", projectId).where("id", "=", id),
+);
+
 export async function findContactType(db: Db, projectId: string, id: string) {
-  return db.selectFrom("contact_types").selectAll().where("project_id", "=", projectId).where("id", "=", id).executeTakeFirst();
+  return (await contactTypeById(db, projectId, id))[0];
 }
 
-export async function defaultContactType(db: Db, projectId: string) {
-  return db
+/** The type a new contact gets: the default one, else the first Customer type, else the oldest. */
+const defaultContactTypeOf = preparedQuery<[string], ContactTypeRow>(1, (db, projectId) =>
+  db
     .selectFrom("contact_types")
     .selectAll()
     .where("project_id", "=", projectId)
     .orderBy("is_default", "desc")
     .orderBy(sql`category = 'Customer'`, "desc")
     .orderBy("created_at")
-    .limit(1)
-    .executeTakeFirst();
+    .limit(1),
+);
+
+export async function defaultContactType(db: Db, projectId: string) {
+  return (await defaultContactTypeOf(db, projectId))[0];
 }
 
 export async function contactTypeIdsOfCategory(db: Db, projectId: string, category: string): Promise<string[]> {
@@ -79,17 +88,21 @@ export async function createCustomField(db: Db, projectId: string, title: string
   return { id, title, type, options };
 }
 
+const tagById = preparedQuery<[string, string], { id: string; name: string }>(2, (db, projectId, id) =>
+  db.selectFrom("tags").select(["id", "name"]).where("project_id", "=", projectId).where("id", "=", id),
+);
+
+const tagByNameKey = preparedQuery<[string, string], { id: string; name: string }>(2, (db, projectId, nameKey) =>
+  db.selectFrom("tags").select(["id", "name"]).where("project_id", "=", projectId).where("name_key", "=", nameKey),
+);
+
 /** Tags by id, or by name case-insensitively; unknown names are created (interface §2.1 rule 3). */
 export async function resolveTags(db: Db, projectId: string, refs: string[]): Promise<Array<{ id: string; name: string }>> {
   const out = new Map<string, { id: string; name: string }>();
   for (const ref of refs) {
-    const byId = ref.startsWith("tag_")
-      ? await db.selectFrom("tags").select(["id", "name"]).where("project_id", "=", projectId).where("id", "=", ref).executeTakeFirst()
-      : undefined;
+    const byId = ref.startsWith("tag_") ? (await tagById(db, projectId, ref))[0] : undefined;
     const key = ref.toLowerCase();
-    const found =
-      byId ??
-      (await db.selectFrom("tags").select(["id", "name"]).where("project_id", "=", projectId).where("name_key", "=", key).executeTakeFirst());
+    const found = byId ?? (await tagByNameKey(db, projectId, key))[0];
     if (found) {
       out.set(found.id, found);
       continue;

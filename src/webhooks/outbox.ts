@@ -1,6 +1,11 @@
+import { preparedQuery } from "../db/prepared.ts";
 import type { Db } from "../db/schema.ts";
 import { newId } from "../lib/ids.ts";
 import { subscribesTo } from "./catalog.ts";
+
+const activeSubscriptions = preparedQuery<[string], { id: string; events: string }>(1, (db, projectId) =>
+  db.selectFrom("webhooks").select(["id", "events"]).where("project_id", "=", projectId).where("status", "=", "active"),
+);
 
 /**
  * Queues one delivery per active subscription whose `events` match (decisions §7), in the
@@ -8,12 +13,7 @@ import { subscribesTo } from "./catalog.ts";
  * all. Disabled subscriptions get nothing; their events stay readable and redeliverable.
  */
 export async function enqueueDeliveries(db: Db, projectId: string, eventId: string, type: string, now: string): Promise<number> {
-  const subscriptions = await db
-    .selectFrom("webhooks")
-    .select(["id", "events"])
-    .where("project_id", "=", projectId)
-    .where("status", "=", "active")
-    .execute();
+  const subscriptions = await activeSubscriptions(db, projectId);
   const targets = subscriptions.filter((s) => subscribesTo(JSON.parse(s.events), type));
   if (targets.length === 0) return 0;
   await db

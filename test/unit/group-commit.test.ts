@@ -1,0 +1,109 @@
+/**
+ * Group commit (src/db/group-commit.ts, docs/decisions.md): write requests that arrive
+ * together share one transaction, one savepoint each; each stays all-or-nothing, and none
+ * settles before the COMMIT that makes it durable.
+ */
+import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { sql, type Kysely } from "kysely";
+import { GroupCommit } from "../../src/db/group-commit.ts";
+import { openDatabase, type OpenDatabase } from "../../src/db/open.ts";
+import type { Database } from "../../src/db/schema.ts";
+
+let open: OpenDatabase;
+let db: Kysely<Database>;
+
+beforeEach(async () => {
+  open = await openDatabase(":memory:", "NORMAL");
+  db = open.db;
+  await sql`create table t (id integer primary key, v text not null)`.execute(db);
+  await sql`create table child (parent integer not null references t(id) deferrable initially deferred)`.execute(db);
+});
+afterEach(() => open.close());
+
+const rows = async () => (await sql<{ v: string }>`select v from t order by id`.execute(db)).rows.map((r) => r.v);
+const insert = (v: string) => async (trx: Kysely<Database>) => {
+  await sql`insert into t (v) values (${v})`.execute(trx);
+  return v;
+};
+
+describe("group commit", () => {
+  test("requests submitted together share one transaction and all commit", async () => {
+    const writes = new GroupCommit(db);
+    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => writes.run(insert(`r${i}`))));
+    expect(results).toEqual(Array.from({ length: 10 }, (_, i) => `r${i}`));
+    expect(await rows()).toEqual(results);
+    expect(writes.stats).toEqual({ batches: 1, jobs: 10 });
+  });
+
+  test("a failing request rolls back only its own writes; the others in its batch commit", async () => {
+    const writes = new GroupCommit(db);
+    const outcomes = await Promise.allSettled([
+      writes.run(insert("a")),
+      writes.run(async (trx) => {
+        await sql`insert into t (v) values ('half-written')`.execute(trx);
+        throw new Error("refused");
+      }),
+      writes.run(insert("c")),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect((outcomes[1] as PromiseRejectedResult).reason.message).toBe("refused");
+    expect(await rows()).toEqual(["a", "c"]);
+    expect(writes.stats.batches).toBe(1);
+  });
+
+  test("no request settles before its batch has committed", async () => {
+    const writes = new GroupCommit(db);
+    let firstSettled = false;
+    let firstSettledWhileSecondRan: boolean | null = null;
+    const first = writes.run(insert("x")).then(() => {
+      firstSettled = true;
+    });
+    const second = writes.run(async (trx) => {
+      await new Promise((r) => setImmediate(r)); // give a settled promise every chance to run its callbacks
+      firstSettledWhileSecondRan = firstSettled;
+      return insert("y")(trx);
+    });
+    await Promise.all([first, second]);
+    expect(writes.stats.batches).toBe(1);
+    expect(firstSettledWhileSecondRan!).toBe(false);
+    expect(firstSettled).toBe(true);
+  });
+
+  test("when the COMMIT fails, every request of the batch fails and nothing is written", async () => {
+    const writes = new GroupCommit(db);
+    const outcomes = await Promise.allSettled([
+      writes.run(insert("a")),
+      // A deferred foreign key is checked only at COMMIT: this one fails the whole batch there.
+      writes.run(async (trx) => {
+        await sql`insert into child (parent) values (999)`.execute(trx);
+      }),
+      writes.run(insert("c")),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(["rejected", "rejected", "rejected"]);
+    expect(await rows()).toEqual([]);
+    // The next batch starts clean.
+    await writes.run(insert("after"));
+    expect(await rows()).toEqual(["after"]);
+  });
+
+  test("a batch takes at most maxJobs requests; the rest go in the next", async () => {
+    const writes = new GroupCommit(db, { maxJobs: 4 });
+    await Promise.all(Array.from({ length: 10 }, (_, i) => writes.run(insert(`r${i}`))));
+    expect(writes.stats).toEqual({ batches: 3, jobs: 10 });
+    expect((await rows()).length).toBe(10);
+  });
+
+  test("requests arriving while a batch runs join it or the next; none is lost or run twice", async () => {
+    const writes = new GroupCommit(db);
+    const pending: Promise<string>[] = [];
+    for (let i = 0; i < 50; i++) {
+      pending.push(writes.run(insert(`r${i}`)));
+      if (i % 7 === 0) await new Promise((r) => setImmediate(r));
+    }
+    await Promise.all(pending);
+    const written = await rows();
+    expect(written.length).toBe(50);
+    expect(new Set(written).size).toBe(50);
+    expect(writes.stats.jobs).toBe(50);
+  });
+});
