@@ -91,6 +91,9 @@ export class GroupCommit {
       });
     } catch (error) {
       for (const entry of taken) entry.job.reject(entry.ok ? error : (entry.value ?? error));
+      // No transaction could be begun (SQLITE_BUSY past busy_timeout while the CLI holds the
+      // write lock): every waiting request would meet the same, so all fail now, not retry forever.
+      if (taken.length === 0) for (const job of this.queue.splice(0)) job.reject(error);
       return;
     }
     this.stats.batches += 1;

@@ -4,7 +4,11 @@
  * settles before the COMMIT that makes it durable.
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { Database as SqliteFile } from "bun:sqlite";
 import { sql, type Kysely } from "kysely";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { GroupCommit } from "../../src/db/group-commit.ts";
 import { openDatabase, type OpenDatabase } from "../../src/db/open.ts";
 import type { Database } from "../../src/db/schema.ts";
@@ -105,5 +109,26 @@ describe("group commit", () => {
     expect(written.length).toBe(50);
     expect(new Set(written).size).toBe(50);
     expect(writes.stats.jobs).toBe(50);
+  });
+
+  test("when no transaction can begin (another process holds the write lock), waiting requests fail instead of hanging", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "crm-group-commit-"));
+    const file = await openDatabase(join(dir, "crm.db"), "NORMAL");
+    try {
+      await sql`create table t (id integer primary key, v text not null)`.execute(file.db);
+      file.raw.exec("PRAGMA busy_timeout = 50");
+      const other = new SqliteFile(join(dir, "crm.db"));
+      other.exec("BEGIN IMMEDIATE");
+      const writes = new GroupCommit(file.db);
+      const outcomes = await Promise.allSettled([1, 2, 3].map((i) => writes.run(insert(`r${i}`))));
+      expect(outcomes.map((o) => o.status)).toEqual(["rejected", "rejected", "rejected"]);
+      expect(String((outcomes[0] as PromiseRejectedResult).reason)).toMatch(/locked|busy/i);
+      other.exec("ROLLBACK");
+      other.close();
+      expect(await writes.run(insert("after"))).toBe("after");
+    } finally {
+      await file.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
