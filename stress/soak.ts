@@ -2,7 +2,8 @@
  * Soak: mixed load (GET one, lists, searches, creates, patches, interactions; bench/wrk/mixed.lua)
  * on the real server at about 70 % of its measured capacity for SOAK_MINUTES, reporting the
  * server's RSS, p99 latency and open file handles (/proc/<pid>/fd) at the start and at the end.
- * Exits non-zero when open file handles grow by more than SOAK_FD_SLACK, or the server dies.
+ * Exits non-zero when open file handles grow by more than SOAK_FD_SLACK, the server logs an
+ * error (every 500 does), or the server dies. Non-2xx answers are broken down by kind.
  *
  * 1. seeds SOAK_CONTACTS contacts (bench/seed.ts) into a fresh database in a temp dir;
  * 2. capacity: wrk, closed loop (no pacing), SOAK_CAPACITY_SECONDS after a 3 s warm-up;
@@ -72,7 +73,8 @@ async function startServer() {
   const proc = Bun.spawn([BUN, "src/main.ts", "serve"], {
     cwd: ROOT,
     env: { ...process.env, PORT: String(port), HOST, CRM_DB_PATH: dbPath, CRM_BOOTSTRAP: "false", CRM_LOG_LEVEL: "warn" },
-    stdout: "ignore",
+    // Warnings and errors only (each 500 logs one): read back for the verdict.
+    stdout: Bun.file(join(tmp, "server.log")),
     stderr: "inherit",
   });
   children.add(proc);
@@ -220,9 +222,16 @@ async function main(): Promise<number> {
   console.log(row("open file handles (under load, mid-window)", String(first.fdsLoaded ?? "?"), String(last.fdsLoaded ?? "?")));
   console.log(row("open file handles (idle, before / after)", String(fdIdleStart), String(fdIdleEnd)));
   console.log();
-  const ok = growth <= FD_SLACK;
-  console.log(`open file handles grew by ${growth} (allowed ≤ ${FD_SLACK}): ${ok ? "PASS" : "FAIL"}`);
-  return ok ? 0 : 1;
+  const kinds: Record<string, number> = {};
+  for (const w of windows) for (const [kind, n] of Object.entries(w.r.errors)) kinds[kind] = (kinds[kind] ?? 0) + n;
+  console.log(`non-2xx/errors by kind (wrk: status = an answer that is not 2xx/3xx): ${JSON.stringify(kinds)}`);
+  const serverErrors = (await Bun.file(join(tmp, "server.log")).text()).split("\n").filter((l) => l.includes('"level":"error"'));
+  console.log(`server errors logged (each 500 logs one): ${serverErrors.length}`);
+  for (const line of serverErrors.slice(0, 3)) console.log(`  ${line.slice(0, 400)}`);
+  const fdOk = growth <= FD_SLACK;
+  console.log(`open file handles grew by ${growth} (allowed ≤ ${FD_SLACK}): ${fdOk ? "PASS" : "FAIL"}`);
+  console.log(`no server errors: ${serverErrors.length === 0 ? "PASS" : "FAIL"}`);
+  return fdOk && serverErrors.length === 0 ? 0 : 1;
 }
 
 /** The soak as a stress/run.ts step: true when it passed. */
