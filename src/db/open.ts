@@ -3,6 +3,7 @@ import { dirname } from "node:path";
 import { runtime, type SqliteHandle } from "../runtime/index.ts";
 import type { Database } from "./schema.ts";
 import { migrate } from "./migrate.ts";
+import { enableDirectReads } from "./prepared.ts";
 
 export interface OpenDatabase {
   db: Kysely<Database>;
@@ -30,5 +31,6 @@ export async function openDatabase(path: string, synchronous: "NORMAL" | "FULL")
   raw.exec("PRAGMA cache_size = -16384");
   migrate(raw);
   const db = new Kysely<Database>({ dialect: raw.dialect });
+  enableDirectReads(db, raw);
   return { db, raw, close: () => db.destroy() };
 }

@@ -1,5 +1,13 @@
 import type { Compilable, CompiledQuery, Kysely } from "kysely";
+import type { SqliteHandle } from "../runtime/types.ts";
 import type { Database, Db } from "./schema.ts";
+
+/** The raw handle behind each opened database, for reads that need not queue (open.ts). */
+const handles = new WeakMap<Kysely<Database>, Pick<SqliteHandle, "readNow">>();
+
+export function enableDirectReads(db: Kysely<Database>, handle: Pick<SqliteHandle, "readNow">): void {
+  handles.set(db, handle);
+}
 
 const SLOT = Symbol("slot");
 type Slot = { [SLOT]: number };
@@ -24,6 +32,12 @@ export function preparedQuery<Args extends unknown[], Row>(
       if (used.size !== arity) throw new Error(`prepared query uses ${used.size} of ${arity} values`);
     }
     const parameters = compiled.parameters.map((p) => (isSlot(p) ? args[p[SLOT]] : p));
+    // A read outside any transaction runs at once: Kysely's executor (connection queue,
+    // promises) costs more than SQLite takes for a point lookup (docs/performance.md).
+    if (!db.isTransaction && compiled.query.kind === "SelectQueryNode") {
+      const rows = handles.get(db as Kysely<Database>)?.readNow(compiled.sql, parameters);
+      if (rows) return rows as Row[];
+    }
     const result = await db.executeQuery<Row>({ ...compiled, parameters });
     return result.rows;
   };

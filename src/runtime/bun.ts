@@ -37,6 +37,7 @@ function openSqlite(path: string): SqliteHandle {
     dialect: immediateTransactions(new BunSqliteDialect({ database: database as unknown as Database })),
     exec: (sql) => database.exec(sql),
     all: (sql, params = []) => database.query(sql).all(...(params as never[])) as never,
+    readNow: (sql, params) => (database.inTransaction ? null : database.prepare(sql).all(params as never)),
     close: () => database.close(),
   };
 }

@@ -7,6 +7,12 @@ export interface SqliteHandle {
   exec(sql: string): void;
   /** Runs one query and returns its rows (pragmas that answer, backups). */
   all<T = Record<string, unknown>>(sql: string, params?: unknown[]): T[];
+  /**
+   * Runs a read at once, from the statement cache, when no transaction is open on the
+   * connection; null when one is (the caller then waits its turn through Kysely, so it
+   * never sees another request's uncommitted rows) or the runtime cannot tell.
+   */
+  readNow(sql: string, params: readonly unknown[]): unknown[] | null;
   close(): void;
 }
 

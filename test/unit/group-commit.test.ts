@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { GroupCommit } from "../../src/db/group-commit.ts";
+import { preparedQuery } from "../../src/db/prepared.ts";
 import { openDatabase, type OpenDatabase } from "../../src/db/open.ts";
 import type { Database } from "../../src/db/schema.ts";
 
@@ -130,5 +131,31 @@ describe("group commit", () => {
       await file.close();
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  test("a read outside the batch never sees its uncommitted rows: it waits for the COMMIT (or the rollback)", async () => {
+    // preparedQuery reads run at once on the connection only when no transaction is open.
+    const byValue = preparedQuery<[string], { v: string }>(1, (k, v) =>
+      (k as Kysely<any>).selectFrom("t").select("v").where("v", "=", v) as never,
+    );
+    expect(await byValue(db, "x")).toEqual([]); // direct path, nothing open
+    const writes = new GroupCommit(db);
+    let duringCommitted: Promise<{ v: string }[]> | null = null;
+    let duringRolledBack: Promise<{ v: string }[]> | null = null;
+    const outcomes = await Promise.allSettled([
+      writes.run(async (trx) => {
+        await sql`insert into t (v) values ('x')`.execute(trx);
+        duringCommitted = byValue(db, "x");
+        return "ok";
+      }),
+      writes.run(async (trx) => {
+        await sql`insert into t (v) values ('gone')`.execute(trx);
+        duringRolledBack = byValue(db, "gone");
+        throw new Error("refused");
+      }),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected"]);
+    expect(await duringCommitted!).toEqual([{ v: "x" }]); // answered after the COMMIT, so it sees the row
+    expect(await duringRolledBack!).toEqual([]); // never the rolled-back row
   });
 });
