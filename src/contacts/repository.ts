@@ -14,8 +14,8 @@ export const withType = (db: Db) =>
     .select(["contact_types.name as type_name", "contact_types.category as type_category"]);
 
 /**
- * For one contact: the type by two scalar subqueries. SQLite sets up a join per run (its
- * Bloom filter), which cost a point lookup ~4× (bench/RESULTS.md: 73 → 20 µs for GET one).
+ * For one contact: the type by two scalar subqueries. The join's per-run setup in SQLite
+ * cost a point lookup ~4× (docs/performance.md: 73 → 20 µs for the GET-one statement).
  */
 const withTypeOfOne = (db: Db) =>
   db
