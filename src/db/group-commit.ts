@@ -32,7 +32,7 @@ export class GroupCommit {
   private draining = false;
   private readonly maxJobs: number;
   private readonly maxMs: number;
-  /** Batches committed and requests in them, for the benchmark's report. */
+  /** Batches committed and the requests they held (/metrics: crm_write_batch*_total). */
   readonly stats = { batches: 0, jobs: 0 };
 
   constructor(

@@ -16,8 +16,9 @@ const inFlight = new Set<string>();
  * One transaction per write request: the handler runs on `c.var.db` = the transaction
  * (a savepoint of a group commit, src/db/group-commit.ts), which commits only when the
  * answer is a success, and the answer leaves only after the commit; any error rolls the
- * request back, so a request that fails writes nothing. With an `Idempotency-Key` (decisions §5) the answer is
- * stored in that same transaction, and a repeat is answered from it.
+ * request back, so a request that fails writes nothing. With an `Idempotency-Key`
+ * (decisions §5) the answer is stored in that same transaction, and a repeat is answered
+ * from it.
  */
 export function transactional(options: { transaction: boolean }): MiddlewareHandler<AppEnv> {
   const run = options.transaction ? runInTransaction : runOutsideTransaction;
