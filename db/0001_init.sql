@@ -101,33 +101,22 @@ CREATE INDEX contacts_email ON contacts(project_id, email_key) WHERE email_key I
 CREATE INDEX contacts_phone ON contacts(project_id, phone_key) WHERE phone_key IS NOT NULL;
 CREATE INDEX contacts_type ON contacts(contact_type_id, updated_at DESC, contact_number DESC);
 
--- Tags and search terms carry copies of their contact's order keys (updated_at,
--- contact_number), kept in step in the same transaction, so a tag filter or a search
--- walks an index already in list order instead of sorting every match (decisions §5).
 CREATE TABLE contact_tags (
-  contact_id     INTEGER NOT NULL REFERENCES contacts(id) ON DELETE CASCADE,
-  tag_id         TEXT NOT NULL REFERENCES tags(id),
-  updated_at     TEXT NOT NULL,
-  contact_number INTEGER NOT NULL,
+  contact_id INTEGER NOT NULL REFERENCES contacts(id) ON DELETE CASCADE,
+  tag_id     TEXT NOT NULL REFERENCES tags(id),
   PRIMARY KEY (contact_id, tag_id)
 ) STRICT, WITHOUT ROWID;
-CREATE INDEX contact_tags_recent ON contact_tags(tag_id, updated_at, contact_number);
+CREATE INDEX contact_tags_tag ON contact_tags(tag_id, contact_id);
 
--- Word-prefix search: one row per searchable term of a contact, so `search` is an index
--- range scan, never a table scan. `head` is the term's first three characters: a dense
--- prefix walks contact_search_terms_walk in list order; a rare one takes its term range
--- from the primary key and sorts the few matches.
+-- Word-prefix search (decisions §5): one row per searchable term of a contact, kept in the
+-- same transaction as the contact, so `search` is an index range scan, never a table scan.
 CREATE TABLE contact_search_terms (
-  project_id     TEXT NOT NULL,
-  term           TEXT NOT NULL,
-  contact_id     INTEGER NOT NULL REFERENCES contacts(id) ON DELETE CASCADE,
-  head           TEXT NOT NULL,
-  updated_at     TEXT NOT NULL,
-  contact_number INTEGER NOT NULL,
+  project_id TEXT NOT NULL,
+  term       TEXT NOT NULL,
+  contact_id INTEGER NOT NULL REFERENCES contacts(id) ON DELETE CASCADE,
   PRIMARY KEY (project_id, term, contact_id)
 ) STRICT, WITHOUT ROWID;
-CREATE INDEX contact_search_terms_walk ON contact_search_terms(project_id, head, updated_at, contact_number, term);
-CREATE INDEX contact_search_terms_contact ON contact_search_terms(contact_id, term);
+CREATE INDEX contact_search_terms_contact ON contact_search_terms(contact_id);
 
 CREATE TABLE interaction_logs (
   id                  TEXT PRIMARY KEY,

@@ -20,13 +20,12 @@ CREATE TABLE webhooks (
 CREATE INDEX webhooks_project ON webhooks(project_id, created_at, id);
 
 -- One row per (event, subscription): the transactional outbox. `id` is the delivery id
--- sent as X-Service-Delivery, stable across retries. A delivery stays `pending` while it is
--- being sent (claims are in the dispatcher's memory), so a killed process drops none.
+-- sent as X-Service-Delivery, stable across retries.
 CREATE TABLE deliveries (
   id              TEXT PRIMARY KEY,
   event_id        TEXT NOT NULL REFERENCES events(id) ON DELETE CASCADE,
   webhook_id      TEXT NOT NULL REFERENCES webhooks(id) ON DELETE CASCADE,
-  status          TEXT NOT NULL CHECK (status IN ('pending', 'succeeded', 'failed')),
+  status          TEXT NOT NULL CHECK (status IN ('pending', 'in_flight', 'succeeded', 'failed')),
   attempts        INTEGER NOT NULL DEFAULT 0,
   next_attempt_at TEXT NOT NULL,
   created_at      TEXT NOT NULL,
@@ -49,7 +48,5 @@ CREATE TABLE delivery_attempts (
   response_snippet TEXT
 ) STRICT;
 CREATE INDEX delivery_attempts_webhook ON delivery_attempts(webhook_id, at DESC, id DESC);
--- Foreign-key children need their own index, or deleting a parent scans the table per row.
-CREATE INDEX delivery_attempts_delivery ON delivery_attempts(delivery_id);
 CREATE INDEX delivery_attempts_age ON delivery_attempts(at);
 CREATE INDEX events_age ON events(created_at);

@@ -1,11 +1,22 @@
 // Migrations are plain SQL files in db/, embedded at build time so the compiled binary
-// carries them (decisions §1). Append new files here in order; never edit an applied one.
+// carries them (decisions §1). Append new files here in order; never edit an applied one:
+// its checksum is recorded and checked at every start (src/db/migrate.ts).
 import m0001 from "../../db/0001_init.sql" with { type: "text" };
 import m0002 from "../../db/0002_webhooks.sql" with { type: "text" };
 import m0003 from "../../db/0003_forms.sql" with { type: "text" };
+import m0004 from "../../db/0004_order_keys_and_delivery_status.sql" with { type: "text" };
+import m0006 from "../../db/0006_deliveries_due_by_subscription.sql" with { type: "text" };
 
-export const migrations: ReadonlyArray<{ name: string; sql: string }> = [
+/** One migration: its file name without `.sql`, and its text (checksummed when applied). */
+export interface Migration {
+  name: string;
+  sql: string;
+}
+
+export const migrations: readonly Migration[] = [
   { name: "0001_init", sql: m0001 },
   { name: "0002_webhooks", sql: m0002 },
   { name: "0003_forms", sql: m0003 },
+  { name: "0004_order_keys_and_delivery_status", sql: m0004 },
+  { name: "0006_deliveries_due_by_subscription", sql: m0006 },
 ];
