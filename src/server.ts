@@ -9,16 +9,29 @@ import { openDatabase } from "./db/open.ts";
 import { databaseSecret } from "./db/settings.ts";
 import { startJobs } from "./jobs/index.ts";
 import { CursorCodec } from "./lib/cursor.ts";
-import { createLogger } from "./lib/log.ts";
+import { createLogger, type Logger } from "./lib/log.ts";
 import { Metrics } from "./metrics/registry.ts";
-import { runtime } from "./runtime/index.ts";
-import { systemResolver } from "./webhooks/address-policy.ts";
+import { runtime, type RunningServer } from "./runtime/index.ts";
+import { systemResolver, type Resolver } from "./webhooks/address-policy.ts";
 import { Dispatcher } from "./webhooks/dispatcher.ts";
 import { loadSecretBox } from "./webhooks/secret-box.ts";
 
-/** `crm serve`: open, migrate, bootstrap, listen; SIGTERM drains and closes (decisions §11). */
-export async function serve(config: Config): Promise<void> {
-  const log = createLogger(config.CRM_LOG_LEVEL);
+/** What tests may replace: the DNS resolver and the log (everything else is the real thing). */
+export interface ServiceOverrides {
+  resolve?: Resolver;
+  log?: Logger;
+}
+
+export interface RunningService {
+  server: RunningServer;
+  log: Logger;
+  /** Stops accepting, answers requests in flight, drains the dispatcher, closes the database. */
+  stop(): Promise<void>;
+}
+
+/** Opens, migrates, bootstraps and listens (decisions §11); `serve` adds the signals. */
+export async function startServices(config: Config, overrides: ServiceOverrides = {}): Promise<RunningService> {
+  const log = overrides.log ?? createLogger(config.CRM_LOG_LEVEL);
   const database = await openDatabase(config.CRM_DB_PATH, config.CRM_SYNCHRONOUS);
   const { db, raw } = database;
   const created = await bootstrap(db, config);
@@ -31,7 +44,7 @@ export async function serve(config: Config): Promise<void> {
   const keys = new KeyStore(db);
   const limiter = new RateLimiter();
   const secrets = loadSecretBox(config.CRM_SECRET_KEY, config.CRM_DB_PATH);
-  const webhooks = { secrets, env: config.CRM_ENV, resolve: systemResolver, timeoutMs: config.CRM_WEBHOOK_TIMEOUT_MS };
+  const webhooks = { secrets, env: config.CRM_ENV, resolve: overrides.resolve ?? systemResolver, timeoutMs: config.CRM_WEBHOOK_TIMEOUT_MS };
   const metrics = new Metrics();
   const dispatcher = new Dispatcher({
     db,
@@ -41,7 +54,7 @@ export async function serve(config: Config): Promise<void> {
     pollMs: config.CRM_OUTBOX_POLL_MS,
     log,
   });
-  await dispatcher.start();
+  dispatcher.start();
   const app = createApp({
     config,
     db,
@@ -62,6 +75,8 @@ export async function serve(config: Config): Promise<void> {
     },
     cursors: new CursorCodec(await databaseSecret(db, "cursor_secret")),
     onEventsCommitted: () => dispatcher.wake(),
+    // Ready: the database answers on its own handle (never queued behind writes), the
+    // migrations are applied, the dispatcher is alive (decisions §11).
     isReady: () => {
       try {
         return dispatcher.alive() && migrationsApplied(raw);
@@ -73,16 +88,27 @@ export async function serve(config: Config): Promise<void> {
   const jobs = startJobs({ db, keys, limiter, log });
   const server = runtime.serve({ port: config.PORT, hostname: config.HOST, fetch: app.fetch });
   log.info("listening", { host: config.HOST, port: server.port, env: config.CRM_ENV, runtime: runtime.name });
+  return {
+    server,
+    log,
+    async stop() {
+      await server.stop();
+      await dispatcher.stop();
+      await jobs.stop();
+      await database.close();
+    },
+  };
+}
 
+/** `crm serve`: the services, until SIGTERM or SIGINT drains them and exits 0 (decisions §11). */
+export async function serve(config: Config): Promise<void> {
+  const service = await startServices(config);
   let stopping = false;
   const shutdown = async () => {
     if (stopping) return;
     stopping = true;
-    log.info("shutting down");
-    await server.stop();
-    await dispatcher.stop();
-    await jobs.stop();
-    await database.close();
+    service.log.info("shutting down");
+    await service.stop();
     runtime.exit(0);
   };
   runtime.onSignal("SIGTERM", shutdown);

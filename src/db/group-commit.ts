@@ -6,6 +6,7 @@ export type Work<T> = (trx: Transaction<Database>) => Promise<T>;
 
 interface Job {
   work: Work<unknown>;
+  owner: string;
   resolve(value: unknown): void;
   reject(error: unknown): void;
 }
@@ -15,7 +16,14 @@ export interface GroupCommitOptions {
   maxJobs?: number;
   /** A batch stops taking new requests after this long, so no answer waits much on others. */
   maxMs?: number;
+  /** Most requests waiting in all; past it a request is refused at once (WriteQueueFull). */
+  maxQueued?: number;
+  /** Most requests of one owner (project) waiting, so one tenant cannot fill the queue. */
+  maxQueuedPerOwner?: number;
 }
+
+/** The write queue is full (in all, or for this owner): answered 429 with Retry-After. */
+export class WriteQueueFull extends Error {}
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -29,9 +37,12 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
  */
 export class GroupCommit {
   private readonly queue: Job[] = [];
+  private readonly queuedBy = new Map<string, number>();
   private draining = false;
   private readonly maxJobs: number;
   private readonly maxMs: number;
+  private readonly maxQueued: number;
+  private readonly maxQueuedPerOwner: number;
   /** Batches committed and the requests they held (/metrics: crm_write_batch*_total). */
   readonly stats = { batches: 0, jobs: 0 };
 
@@ -41,14 +52,33 @@ export class GroupCommit {
   ) {
     this.maxJobs = options.maxJobs ?? 32;
     this.maxMs = options.maxMs ?? 20;
+    this.maxQueued = options.maxQueued ?? 1024;
+    this.maxQueuedPerOwner = options.maxQueuedPerOwner ?? 256;
   }
 
-  /** Runs `work` in a savepoint of the current batch; settles once the batch has committed. */
-  run<T>(work: Work<T>): Promise<T> {
+  /**
+   * Runs `work` in a savepoint of the current batch; settles once the batch has committed.
+   * The queue is bounded (decisions §16): in all, and per `owner`, so a tenant flooding
+   * writes is refused before it can make everyone else wait.
+   */
+  run<T>(work: Work<T>, owner = ""): Promise<T> {
+    const queued = this.queuedBy.get(owner) ?? 0;
+    if (this.queue.length >= this.maxQueued || queued >= this.maxQueuedPerOwner) return Promise.reject(new WriteQueueFull());
+    this.queuedBy.set(owner, queued + 1);
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ work, resolve: resolve as Job["resolve"], reject });
+      this.queue.push({ work, owner, resolve: resolve as Job["resolve"], reject });
       if (!this.draining) void this.drain();
     });
+  }
+
+  /** The next waiting job, no longer counted as queued. */
+  private take(): Job | undefined {
+    const job = this.queue.shift();
+    if (!job) return undefined;
+    const left = (this.queuedBy.get(job.owner) ?? 1) - 1;
+    if (left <= 0) this.queuedBy.delete(job.owner);
+    else this.queuedBy.set(job.owner, left);
+    return job;
   }
 
   private async drain(): Promise<void> {
@@ -66,11 +96,11 @@ export class GroupCommit {
     try {
       await this.db.transaction().execute(async (trx) => {
         while (taken.length < this.maxJobs && performance.now() - started < this.maxMs) {
-          let job = this.queue.shift();
+          let job = this.take();
           if (!job) {
             // Requests already received may be one event-loop turn from here: let them in.
             await nextTurn();
-            job = this.queue.shift();
+            job = this.take();
             if (!job) break;
           }
           const entry = { job, ok: false, value: undefined as unknown };
@@ -93,7 +123,7 @@ export class GroupCommit {
       for (const entry of taken) entry.job.reject(entry.ok ? error : (entry.value ?? error));
       // No transaction could be begun (SQLITE_BUSY past busy_timeout while the CLI holds the
       // write lock): every waiting request would meet the same, so all fail now, not retry forever.
-      if (taken.length === 0) for (const job of this.queue.splice(0)) job.reject(error);
+      if (taken.length === 0) for (let job = this.take(); job; job = this.take()) job.reject(error);
       return;
     }
     this.stats.batches += 1;

@@ -2,4 +2,8 @@
 export const EVENT_TYPES = ["contact.created", "contact.updated", "interaction_log.created", "web_form.submitted"] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
-export const subscribesTo = (events: string[], type: string) => events.includes("*") || events.includes(type);
+/** Events stay readable (GET /events) and redeliverable for 30 days (decisions §7). */
+export const EVENT_RETENTION_MS = 30 * 24 * 3_600_000;
+
+/** The oldest creation time still within retention. */
+export const retainedSince = (now = Date.now()) => new Date(now - EVENT_RETENTION_MS).toISOString();

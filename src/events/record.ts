@@ -2,7 +2,7 @@ import { preparedQuery } from "../db/prepared.ts";
 import type { Db } from "../db/schema.ts";
 import { newId } from "../lib/ids.ts";
 import { isoNow } from "../lib/time.ts";
-import type { EventType } from "../webhooks/catalog.ts";
+import type { EventType } from "./catalog.ts";
 import { enqueueDeliveries } from "../webhooks/outbox.ts";
 
 export type { EventType };

@@ -3,9 +3,9 @@ import type { AppEnv } from "../http/env.ts";
 import { commonErrors, json, reading, security } from "../http/openapi.ts";
 import { toPage } from "../lib/pagination.ts";
 import { toIso } from "../lib/time.ts";
-import { listEvents } from "../webhooks/repository.ts";
-import { EventList, EventsQuery } from "../webhooks/schemas.ts";
-import { EVENT_RETENTION_MS } from "../webhooks/service.ts";
+import { retainedSince } from "./catalog.ts";
+import { listEvents } from "./repository.ts";
+import { EventList, EventsQuery } from "./schemas.ts";
 
 /** GET /events (decisions §7): the project's events of the last 30 days, oldest first. */
 export const eventRoutes = new OpenAPIHono<AppEnv>();
@@ -24,7 +24,7 @@ eventRoutes.openapi(
   }),
   async (c) => {
     const { since, limit, cursor } = c.req.valid("query");
-    const oldest = new Date(Date.now() - EVENT_RETENTION_MS).toISOString();
+    const oldest = retainedSince();
     const from = since && toIso(since)! > oldest ? toIso(since)! : oldest;
     const { cursors } = c.var.deps;
     const filters = { events: since ?? null };

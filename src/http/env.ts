@@ -8,7 +8,8 @@ import type { CursorCodec } from "../lib/cursor.ts";
 import type { Logger } from "../lib/log.ts";
 import type { Metrics } from "../metrics/registry.ts";
 import type { SecretBox } from "../webhooks/secret-box.ts";
-import type { WebhookEnv } from "../webhooks/service.ts";
+import type { WebhookEnv } from "../webhooks/attempt.ts";
+import type { CheckedUrl } from "../webhooks/service.ts";
 
 /** What createApp needs; tests and the CLI build the same (style: createApp(deps)). */
 export interface AppDeps {
@@ -40,5 +41,11 @@ export interface AppEnv {
     db: Db;
     rawBody: string;
     routeTemplate: string;
+    /** The client's address for per-address limits (src/http/client-address.ts). */
+    clientAddress: string;
+    /** Set by a route that answers its errors in another form than the envelope (a web form's HTML page). */
+    renderError?: (error: import("../errors.ts").ApiError) => Response;
+    /** A webhook URL checked before the transaction (decisions §16). */
+    checkedUrl?: CheckedUrl;
   };
 }

@@ -3,7 +3,7 @@ import { requireScope } from "../auth/middleware.ts";
 import type { Scope } from "../auth/scopes.ts";
 import { errorStatus } from "../errors.ts";
 import { jsonBody } from "./body.ts";
-import { transactional } from "./transaction.ts";
+import { transactional, type Prepare } from "./transaction.ts";
 
 /** The error envelope of interface §7, as the OpenAPI document shows it. */
 export const ErrorSchema = z
@@ -53,10 +53,11 @@ export const reading = (scope?: Scope) => (scope ? [requireScope(scope)] : []);
 /**
  * Middleware of a write route: scope, then the JSON body gate, then one transaction (with
  * Idempotency-Key). `transaction: false` is for the one route that calls out over HTTP
- * (the test ping), which must not hold the writer while it waits.
+ * (the test ping), which must not hold the writer while it waits; `prepare` runs before
+ * the transaction opens (network I/O, decisions §16).
  */
-export const writing = (scope: Scope, options: { body?: boolean; transaction?: boolean } = {}) => [
+export const writing = (scope: Scope, options: { body?: boolean; transaction?: boolean; prepare?: Prepare } = {}) => [
   requireScope(scope),
   ...(options.body === false ? [] : [jsonBody()]),
-  transactional({ transaction: options.transaction !== false }),
+  transactional({ transaction: options.transaction !== false, prepare: options.prepare }),
 ];

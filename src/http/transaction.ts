@@ -1,10 +1,17 @@
 import type { Context, MiddlewareHandler, Next } from "hono";
 import { createHash } from "node:crypto";
+import { WriteQueueFull } from "../db/group-commit.ts";
 import { ApiError } from "../errors.ts";
 import { findIdempotencyRecord, saveIdempotencyRecord, type StoredAnswer } from "../idempotency/repository.ts";
 import type { AppEnv } from "./env.ts";
 
 class Rollback extends Error {}
+
+/**
+ * Work a write route must do before its transaction opens: network I/O such as a webhook
+ * URL's DNS check (decisions §16), so no request holds the shared writer while it waits.
+ */
+export type Prepare = (c: Context<AppEnv>) => Promise<void>;
 
 /** Answer headers worth replaying besides the body. */
 const REPLAYED_HEADERS = ["content-type", "location"];
@@ -20,8 +27,14 @@ const inFlight = new Set<string>();
  * (decisions §5) the answer is stored in that same transaction, and a repeat is answered
  * from it.
  */
-export function transactional(options: { transaction: boolean }): MiddlewareHandler<AppEnv> {
-  const run = options.transaction ? runInTransaction : runOutsideTransaction;
+export function transactional(options: { transaction: boolean; prepare?: Prepare }): MiddlewareHandler<AppEnv> {
+  const execute = options.transaction ? runInTransaction : runOutsideTransaction;
+  const run: typeof execute = options.prepare
+    ? async (c, next, beforeCommit) => {
+        await options.prepare!(c);
+        return execute(c, next, beforeCommit);
+      }
+    : execute;
   return async function transactional(c, next) {
     const idempotencyKey = c.req.method === "POST" ? c.req.header("idempotency-key") : undefined;
     if (idempotencyKey === undefined) return run(c, next);
@@ -88,15 +101,19 @@ async function runInTransaction(
 ): Promise<void> {
   const deps = c.var.deps;
   try {
-    // Group commit: concurrent write requests share one transaction, one savepoint each.
+    // Group commit: concurrent write requests share one transaction, one savepoint each;
+    // the queue is bounded in all and per project (decisions §16).
     await deps.writes.run(async (trx) => {
       c.set("db", trx);
       await next();
       if (c.error || c.res.status >= 400) throw new Rollback();
       await beforeCommit?.(trx);
-    });
+    }, c.var.caller?.projectId);
     deps.onEventsCommitted();
   } catch (error) {
+    if (error instanceof WriteQueueFull) {
+      throw new ApiError("ERR_RATE_LIMITED", "Too many writes are waiting; retry after the time in Retry-After.", undefined, { "Retry-After": "1" });
+    }
     if (!(error instanceof Rollback)) throw error;
   } finally {
     c.set("db", deps.db);

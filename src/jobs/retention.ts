@@ -1,7 +1,7 @@
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.ts";
 import { deleteExpiredIdempotencyRecords } from "../idempotency/repository.ts";
-import { EVENT_RETENTION_MS } from "../webhooks/service.ts";
+import { retainedSince } from "../events/catalog.ts";
 
 /**
  * Retention (decisions §5, §7): events and delivery attempts are kept 30 days (deliveries
@@ -9,7 +9,7 @@ import { EVENT_RETENTION_MS } from "../webhooks/service.ts";
  * never held for long.
  */
 export async function applyRetention(db: Kysely<Database>, now = Date.now()): Promise<void> {
-  const cutoff = new Date(now - EVENT_RETENTION_MS).toISOString();
+  const cutoff = retainedSince(now);
   for (const table of ["delivery_attempts", "events"] as const) {
     const column = table === "events" ? "created_at" : "at";
     for (;;) {

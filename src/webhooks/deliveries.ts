@@ -1,14 +1,26 @@
-import type { Kysely, Transaction } from "kysely";
+import { sql, type Kysely, type Transaction } from "kysely";
 import type { Database } from "../db/schema.ts";
 import { newId } from "../lib/ids.ts";
 
-/** Repository of the dispatcher: finds due deliveries and records their attempts. */
+/**
+ * Repository of the dispatcher: finds due deliveries and records their attempts. Every
+ * query is driven from the active subscriptions through deliveries(webhook_id, status,
+ * next_attempt_at) (db/0006), so a disabled subscription's parked rows are never read and
+ * a busy subscription's backlog costs a few index entries, not a scan (decisions §16).
+ */
+
+/** An active subscription with a due delivery that is not in flight. */
+export interface DueSubscription {
+  webhookId: string;
+  projectId: string;
+}
 
 /** A due delivery with what sending it needs: the event's stored bytes and the subscription. */
 export interface DueDelivery {
   id: string;
   event_id: string;
   webhook_id: string;
+  project_id: string;
   attempts: number;
   created_at: string;
   type: string;
@@ -19,15 +31,33 @@ export interface DueDelivery {
   previous_secret_until: string | null;
 }
 
-/** Due deliveries of active subscriptions not at their in-flight cap, oldest due first, less those in flight. */
-export async function dueDeliveries(
-  db: Kysely<Database>,
-  now: string,
-  limit: number,
-  busy: string[],
-  inFlight: string[],
-): Promise<DueDelivery[]> {
-  let q = db
+/** Ids that may be passed to `not in` (SQLite wants a non-empty list). */
+const orNone = (ids: string[]) => (ids.length ? ids : [""]);
+
+/** Active subscriptions, not among `full`, having a due delivery outside `inFlight`. */
+export async function dueSubscriptions(db: Kysely<Database>, now: string, full: string[], inFlight: string[]): Promise<DueSubscription[]> {
+  return db
+    .selectFrom("webhooks as w")
+    .select(["w.id as webhookId", "w.project_id as projectId"])
+    .where("w.status", "=", "active")
+    .where("w.id", "not in", orNone(full))
+    .where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom("deliveries as d")
+          .select("d.id")
+          .whereRef("d.webhook_id", "=", "w.id")
+          .where("d.status", "=", "pending")
+          .where("d.next_attempt_at", "<=", now)
+          .where("d.id", "not in", orNone(inFlight)),
+      ),
+    )
+    .execute();
+}
+
+/** Up to `limit` due deliveries of one subscription, oldest due first, less those in flight. */
+export async function dueDeliveries(db: Kysely<Database>, webhookId: string, now: string, limit: number, inFlight: string[]): Promise<DueDelivery[]> {
+  return db
     .selectFrom("deliveries")
     .innerJoin("webhooks", "webhooks.id", "deliveries.webhook_id")
     .innerJoin("events", "events.id", "deliveries.event_id")
@@ -35,6 +65,7 @@ export async function dueDeliveries(
       "deliveries.id",
       "deliveries.event_id",
       "deliveries.webhook_id",
+      "webhooks.project_id",
       "deliveries.attempts",
       "deliveries.created_at",
       "events.type",
@@ -44,24 +75,37 @@ export async function dueDeliveries(
       "webhooks.previous_secret",
       "webhooks.previous_secret_until",
     ])
+    .where("deliveries.webhook_id", "=", webhookId)
     .where("deliveries.status", "=", "pending")
     .where("deliveries.next_attempt_at", "<=", now)
-    .where("webhooks.status", "=", "active");
-  if (busy.length) q = q.where("deliveries.webhook_id", "not in", busy);
-  if (inFlight.length) q = q.where("deliveries.id", "not in", inFlight);
-  return q.orderBy("deliveries.next_attempt_at").limit(limit).execute();
+    .where("deliveries.id", "not in", orNone(inFlight))
+    .where("webhooks.status", "=", "active")
+    .orderBy("deliveries.next_attempt_at")
+    .limit(limit)
+    .execute();
 }
 
-/** When the next pending delivery of an active subscription, not in flight, is due. */
-export async function nextDueAt(db: Kysely<Database>, inFlight: string[]): Promise<string | null> {
-  let q = db
-    .selectFrom("deliveries")
-    .innerJoin("webhooks", "webhooks.id", "deliveries.webhook_id")
-    .select((eb) => eb.fn.min("deliveries.next_attempt_at").as("at"))
-    .where("deliveries.status", "=", "pending")
-    .where("webhooks.status", "=", "active");
-  if (inFlight.length) q = q.where("deliveries.id", "not in", inFlight);
-  const row = await q.executeTakeFirst();
+/**
+ * When the next pending delivery of an active subscription is due: one index probe per
+ * subscription (its earliest pending row), never a walk of the backlog. A row in flight
+ * may be that earliest one; its completion wakes the dispatcher anyway.
+ */
+export async function nextDueAt(db: Kysely<Database>): Promise<string | null> {
+  const row = await db
+    .selectFrom("webhooks as w")
+    .select((eb) =>
+      eb.fn
+        .min(
+          eb
+            .selectFrom("deliveries as d")
+            .select((d) => d.fn.min("d.next_attempt_at").as("at"))
+            .whereRef("d.webhook_id", "=", "w.id")
+            .where("d.status", "=", "pending"),
+        )
+        .as("at"),
+    )
+    .where("w.status", "=", "active")
+    .executeTakeFirst();
   return (row?.at as string | null) ?? null;
 }
 
@@ -80,8 +124,22 @@ export interface Outcome {
   disable: { reason: string; unlessSucceededSince: boolean } | null;
 }
 
-/** Records attempts and their consequences, a batch per transaction (decisions §7). */
-export async function recordOutcomes(db: Kysely<Database>, outcomes: Outcome[]): Promise<void> {
+/** What recording a batch did, outcome by outcome. */
+export interface Recorded {
+  /** Deliveries whose outcome could not be written: still pending, to be retried later. */
+  failed: Map<string, unknown>;
+  /** Subscriptions this batch disabled. */
+  disabled: Set<string>;
+}
+
+/**
+ * Records attempts and their consequences, a batch per transaction (decisions §7), each
+ * outcome in its own savepoint: one that cannot be written (its subscription was deleted
+ * meanwhile, say) never rolls back the others, whose receivers already got their
+ * delivery (decisions §16).
+ */
+export async function recordOutcomes(db: Kysely<Database>, outcomes: Outcome[]): Promise<Recorded> {
+  const recorded: Recorded = { failed: new Map(), disabled: new Set() };
   await db.transaction().execute(async (trx) => {
     // A run of successes on one subscription needs only its last reset written; a failure
     // writes the pending reset first, so the count stays exact.
@@ -90,16 +148,35 @@ export async function recordOutcomes(db: Kysely<Database>, outcomes: Outcome[]):
       await trx.updateTable("webhooks").set({ consecutive_failures: 0, last_success_at: resets.get(webhookId)! }).where("id", "=", webhookId).execute();
       resets.delete(webhookId);
     };
-    for (const o of outcomes) {
-      if (!o.succeeded && resets.has(o.delivery.webhook_id)) await writeReset(o.delivery.webhook_id);
-      await recordOne(trx, o);
-      if (o.succeeded) resets.set(o.delivery.webhook_id, o.at);
+    for (const [i, o] of outcomes.entries()) {
+      const savepoint = sql.raw(`outcome_${i}`);
+      await sql`savepoint ${savepoint}`.execute(trx);
+      try {
+        if (!o.succeeded && resets.has(o.delivery.webhook_id)) await writeReset(o.delivery.webhook_id);
+        if (await recordOne(trx, o)) recorded.disabled.add(o.delivery.webhook_id);
+        if (o.succeeded) resets.set(o.delivery.webhook_id, o.at);
+        await sql`release ${savepoint}`.execute(trx);
+      } catch (error) {
+        recorded.failed.set(o.delivery.id, error);
+        await sql`rollback to ${savepoint}`.execute(trx);
+        await sql`release ${savepoint}`.execute(trx);
+      }
     }
     for (const webhookId of [...resets.keys()]) await writeReset(webhookId);
   });
+  return recorded;
 }
 
-async function recordOne(trx: Transaction<Database>, o: Outcome): Promise<void> {
+/** Writes one outcome; true when it disabled the subscription. */
+async function recordOne(trx: Transaction<Database>, o: Outcome): Promise<boolean> {
+  const status = o.succeeded ? "succeeded" : o.retryAt ? "pending" : "failed";
+  const updated = await trx
+    .updateTable("deliveries")
+    .set({ status, attempts: o.attempt, next_attempt_at: o.retryAt ?? o.at, updated_at: o.at })
+    .where("id", "=", o.delivery.id)
+    .executeTakeFirst();
+  // Gone with its subscription (deleted while the attempt was in flight): nothing to record.
+  if (Number(updated.numUpdatedRows) === 0) return false;
   await trx
     .insertInto("delivery_attempts")
     .values({
@@ -115,25 +192,17 @@ async function recordOne(trx: Transaction<Database>, o: Outcome): Promise<void> 
       response_snippet: o.snippet,
     })
     .execute();
-  const status = o.succeeded ? "succeeded" : o.retryAt ? "pending" : "failed";
-  await trx
-    .updateTable("deliveries")
-    .set({ status, attempts: o.attempt, next_attempt_at: o.retryAt ?? o.at, updated_at: o.at })
-    .where("id", "=", o.delivery.id)
-    .execute();
-  if (o.succeeded) return;
-  const reason = o.error ?? `HTTP ${o.statusCode}`;
+  if (o.succeeded) return false;
   await trx
     .updateTable("webhooks")
-    .set((eb) => ({ consecutive_failures: eb("consecutive_failures", "+", 1), last_failure_reason: o.disable?.reason ?? reason }))
+    .set((eb) => ({ consecutive_failures: eb("consecutive_failures", "+", 1), last_failure_reason: o.disable?.reason ?? o.error }))
     .where("id", "=", o.delivery.webhook_id)
     .execute();
-  if (o.disable) {
-    let q = trx.updateTable("webhooks").set({ status: "disabled", updated_at: o.at }).where("id", "=", o.delivery.webhook_id);
-    // Exhaustion disables only with no success on the subscription since this delivery began.
-    if (o.disable.unlessSucceededSince) {
-      q = q.where((eb) => eb.or([eb("last_success_at", "is", null), eb("last_success_at", "<", o.delivery.created_at)]));
-    }
-    await q.execute();
+  if (!o.disable) return false;
+  let q = trx.updateTable("webhooks").set({ status: "disabled", updated_at: o.at }).where("id", "=", o.delivery.webhook_id).where("status", "=", "active");
+  // Exhaustion disables only with no success on the subscription since this delivery began.
+  if (o.disable.unlessSucceededSince) {
+    q = q.where((eb) => eb.or([eb("last_success_at", "is", null), eb("last_success_at", "<", o.delivery.created_at)]));
   }
+  return Number((await q.executeTakeFirst()).numUpdatedRows) > 0;
 }

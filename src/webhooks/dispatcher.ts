@@ -2,16 +2,19 @@ import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.ts";
 import type { Logger } from "../lib/log.ts";
 import { isoNow } from "../lib/time.ts";
-import { checkUrl } from "./address-policy.ts";
+import { attemptDelivery, failureReason, isSuccess, type WebhookEnv } from "./attempt.ts";
 import * as store from "./deliveries.ts";
+import { FairShare } from "./fair-share.ts";
 import { nextAttemptDelay } from "./retry.ts";
-import { postPinned, type SendResult } from "./sender.ts";
-import { signingSecrets, type WebhookEnv } from "./service.ts";
-import { signatureHeaders } from "./signature.ts";
+import type { SendResult } from "./sender.ts";
 
-const PER_SUBSCRIPTION = 4;
-const IN_TOTAL = 64;
 const DRAIN_MS = 10_000;
+/** A delivery whose outcome could not be written waits this long before it is tried again. */
+const RECORD_BACKOFF_MS = 5_000;
+/** A tick running longer than this means the dispatcher is stuck (/readyz). */
+const STUCK_MS = 60_000;
+
+export type DeliveryOutcome = "succeeded" | "failed" | "exhausted";
 
 export interface DispatcherOptions {
   db: Kysely<Database>;
@@ -19,38 +22,41 @@ export interface DispatcherOptions {
   schedule: number[];
   pollMs: number;
   log: Logger;
-  onOutcome?: (outcome: "succeeded" | "failed" | "exhausted") => void;
+  onOutcome?: (outcome: DeliveryOutcome) => void;
+  share?: FairShare;
 }
 
 /**
- * Delivers the outbox (decisions §7) in small stages: claim → prepare (check the URL,
- * sign) → send → record. A claim is in memory only; until its attempt is recorded the row
- * stays pending, so a killed process loses no delivery (decisions §12). Woken when a transaction commits events, polling as a fallback.
- * At most 4 in flight per subscription and 64 in all, so a slow subscriber holds back
- * only its own deliveries.
+ * Delivers the outbox (decisions §7) in small stages: claim → attempt (check, sign, send:
+ * attempt.ts) → record. A claim is in memory only; until its attempt is recorded the row
+ * stays pending, so a killed process loses no delivery (decisions §12). Woken when a
+ * transaction commits events, polling as a fallback. Slots are shared fairly between
+ * projects and subscriptions (fair-share.ts), so a slow subscriber holds back only its own
+ * deliveries (decisions §16).
  */
 export class Dispatcher {
-  private readonly perSubscription = new Map<string, number>();
-  /** Deliveries being sent or recorded: claims live in memory, the row stays pending until recorded. */
+  private readonly share: FairShare;
+  /** Deliveries being sent or recorded, and those waiting out a failed record. */
   private readonly claimed = new Set<string>();
-  private inFlight = 0;
   private running: Promise<void> | null = null;
+  private tickStartedAt = 0;
   private again = false;
   private stopping = false;
   private poller: ReturnType<typeof setInterval> | null = null;
   private dueTimer: ReturnType<typeof setTimeout> | null = null;
   private readonly idle = new Set<() => void>();
   private outcomes: store.Outcome[] = [];
-  private flushing: Promise<void> | null = null;
-  lastTickAt = 0;
+  private flushing: Promise<store.Recorded> | null = null;
 
-  constructor(private readonly o: DispatcherOptions) {}
+  constructor(private readonly o: DispatcherOptions) {
+    this.share = o.share ?? new FairShare();
+  }
 
   /**
    * Starts polling. Deliveries a killed process was sending are still pending and already
    * due, so the first tick sends them again (decisions §12: delayed, never dropped).
    */
-  async start(): Promise<void> {
+  start(): void {
     this.poller = setInterval(() => this.wake(), this.o.pollMs);
     this.wake();
   }
@@ -62,6 +68,7 @@ export class Dispatcher {
       this.again = true;
       return;
     }
+    this.tickStartedAt = Date.now();
     this.running = this.tick()
       .catch((error) => this.o.log.error("dispatcher tick failed", { error: String(error) }))
       .finally(() => {
@@ -73,9 +80,12 @@ export class Dispatcher {
       });
   }
 
-  /** Alive = ticked recently (for /readyz). */
+  /**
+   * Alive (for /readyz): polling, and no tick stuck. Busy is not dead: under load a tick
+   * may wait its turn on the database, so only a tick running a minute counts.
+   */
   alive(): boolean {
-    return !this.stopping && Date.now() - this.lastTickAt < Math.max(5_000, this.o.pollMs * 5);
+    return !this.stopping && this.poller !== null && (this.running === null || Date.now() - this.tickStartedAt < STUCK_MS);
   }
 
   /** Stops claiming; waits up to 10 s for attempts in flight. Unfinished claims are released on the next start. */
@@ -84,7 +94,7 @@ export class Dispatcher {
     if (this.poller) clearInterval(this.poller);
     if (this.dueTimer) clearTimeout(this.dueTimer);
     await this.running;
-    if (this.inFlight === 0) return;
+    if (this.share.total === 0) return;
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, DRAIN_MS);
       this.idle.add(() => {
@@ -95,62 +105,48 @@ export class Dispatcher {
   }
 
   private async tick(): Promise<void> {
-    this.lastTickAt = Date.now();
-    const room = IN_TOTAL - this.inFlight;
-    if (room <= 0) return;
+    if (this.share.room() <= 0) return;
     const now = isoNow();
-    const busy = [...this.perSubscription].filter(([, n]) => n >= PER_SUBSCRIPTION).map(([id]) => id);
-    const due = await store.dueDeliveries(this.o.db, now, room, busy, [...this.claimed]);
-    const picked: store.DueDelivery[] = [];
-    for (const d of due) {
-      if (picked.length >= room) break;
-      const busy = this.perSubscription.get(d.webhook_id) ?? 0;
-      if (busy >= PER_SUBSCRIPTION) continue;
-      this.perSubscription.set(d.webhook_id, busy + 1);
-      picked.push(d);
+    const inFlight = [...this.claimed];
+    const candidates = await store.dueSubscriptions(this.o.db, now, this.share.full(), inFlight);
+    let started = 0;
+    for (const [webhookId, slots] of this.share.allocate(candidates)) {
+      if (this.stopping) return;
+      const due = await store.dueDeliveries(this.o.db, webhookId, now, slots, inFlight);
+      for (const d of due) {
+        if (this.share.room() <= 0) break;
+        this.claimed.add(d.id);
+        this.share.take(d.webhook_id, d.project_id);
+        started += 1;
+        void this.deliver(d);
+      }
     }
-    for (const d of picked) this.claimed.add(d.id);
-    this.inFlight += picked.length;
-    for (const d of picked) void this.deliver(d);
-    if (picked.length === 0) await this.armDueTimer();
+    if (started === 0) await this.armDueTimer();
   }
 
   /** Sleeps until the next delivery is due when that is sooner than the next poll. */
   private async armDueTimer(): Promise<void> {
-    const at = await store.nextDueAt(this.o.db, [...this.claimed]);
+    const at = await store.nextDueAt(this.o.db);
     if (!at || this.stopping) return;
     const wait = Date.parse(at) - Date.now();
-    // Already due but not picked: its subscription is at its cap; a completion wakes us.
+    // Already due but not started: in flight, or its subscription at its cap; a completion wakes us.
     if (wait <= 0 || wait >= this.o.pollMs) return;
     if (this.dueTimer) clearTimeout(this.dueTimer);
-    this.dueTimer = setTimeout(() => this.wake(), Math.max(0, wait) + 1);
+    this.dueTimer = setTimeout(() => this.wake(), wait + 1);
   }
 
   private async deliver(d: store.DueDelivery): Promise<void> {
+    let release = true;
     try {
-      const result = await this.send(d);
-      await this.record(d, result);
-    } catch (error) {
-      this.o.log.error("delivery failed unexpectedly", { deliveryId: d.id, error: String(error) });
+      const result = await attemptDelivery({ ...d, deliveryId: d.id }, this.o.webhooks);
+      release = await this.record(d, result);
     } finally {
-      this.inFlight -= 1;
-      this.claimed.delete(d.id);
-      const left = (this.perSubscription.get(d.webhook_id) ?? 1) - 1;
-      if (left <= 0) this.perSubscription.delete(d.webhook_id);
-      else this.perSubscription.set(d.webhook_id, left);
-      if (this.inFlight === 0) for (const notify of this.idle) notify();
+      this.share.release(d.webhook_id, d.project_id);
+      if (release) this.claimed.delete(d.id);
+      else setTimeout(() => this.claimed.delete(d.id), RECORD_BACKOFF_MS).unref?.();
+      if (this.share.total === 0) for (const notify of this.idle) notify();
       this.wake();
     }
-  }
-
-  private async send(d: store.DueDelivery): Promise<SendResult> {
-    const verdict = await checkUrl(d.url, this.o.webhooks.env, this.o.webhooks.resolve, true);
-    if (!verdict.ok) return { statusCode: null, durationMs: 0, error: verdict.reason, snippet: null, retryAfterMs: null };
-    const headers = {
-      "X-Service-Event": d.type,
-      ...signatureHeaders(signingSecrets(d, this.o.webhooks.secrets), d.id, Math.floor(Date.now() / 1000), d.body),
-    };
-    return postPinned(verdict.url, verdict.addresses[0]!, headers, d.body, this.o.webhooks.timeoutMs);
   }
 
   /**
@@ -158,7 +154,7 @@ export class Dispatcher {
    * batch instead of per attempt. A delivery counts as in flight until its outcome is
    * written, so shutdown never drops a finished attempt's record.
    */
-  private enqueueOutcome(outcome: store.Outcome): Promise<void> {
+  private enqueueOutcome(outcome: store.Outcome): Promise<store.Recorded> {
     this.outcomes.push(outcome);
     this.flushing ??= new Promise<void>((resolve) => setTimeout(resolve, 0)).then(() => {
       const batch = this.outcomes;
@@ -169,14 +165,14 @@ export class Dispatcher {
     return this.flushing;
   }
 
-  private async record(d: store.DueDelivery, r: SendResult): Promise<void> {
+  /** Records the attempt; false when it could not be written (the delivery then waits before its next try). */
+  private async record(d: store.DueDelivery, r: SendResult): Promise<boolean> {
     const attempt = d.attempts + 1;
-    const succeeded = r.statusCode !== null && r.statusCode >= 200 && r.statusCode < 300;
-    const at = isoNow();
+    const succeeded = isSuccess(r);
+    const error = succeeded ? null : failureReason(r);
     let retryAt: string | null = null;
     let disable: store.Outcome["disable"] = null;
-    if (!succeeded) {
-      const error = r.error ?? `HTTP ${r.statusCode}`;
+    if (error !== null) {
       if (r.statusCode === 410) {
         disable = { reason: "the endpoint answered 410 Gone", unlessSucceededSince: false };
       } else {
@@ -185,18 +181,30 @@ export class Dispatcher {
         else retryAt = new Date(Date.now() + delay).toISOString();
       }
     }
-    await this.enqueueOutcome({
-      delivery: d,
-      attempt,
-      at,
-      statusCode: r.statusCode,
-      durationMs: r.durationMs,
-      error: succeeded ? null : r.error ?? `HTTP ${r.statusCode}`,
-      snippet: r.snippet,
-      succeeded,
-      retryAt,
-      disable,
-    });
-    this.o.onOutcome?.(succeeded ? "succeeded" : retryAt ? "failed" : "exhausted");
+    const outcome = { delivery: d, attempt, at: isoNow(), statusCode: r.statusCode, durationMs: r.durationMs, error, snippet: r.snippet, succeeded, retryAt, disable };
+    let recorded: store.Recorded;
+    try {
+      recorded = await this.enqueueOutcome(outcome);
+    } catch (failure) {
+      recorded = { failed: new Map([[d.id, failure]]), disabled: new Set() };
+    }
+    if (recorded.failed.has(d.id)) {
+      this.o.log.error("webhook attempt not recorded; retrying later", { deliveryId: d.id, webhookId: d.webhook_id, error: String(recorded.failed.get(d.id)) });
+      return false;
+    }
+    this.report(outcome, recorded.disabled.has(d.webhook_id));
+    return true;
+  }
+
+  /** Log lines (decisions §15): debug per attempt, warn per failure, error on exhaustion and on disabling. */
+  private report(o: store.Outcome, disabled: boolean): void {
+    const d = o.delivery;
+    const ids = { deliveryId: d.id, eventId: d.event_id, webhookId: d.webhook_id, projectId: d.project_id, attempt: o.attempt };
+    const kind: DeliveryOutcome = o.succeeded ? "succeeded" : o.retryAt ? "failed" : "exhausted";
+    this.o.onOutcome?.(kind);
+    this.o.log.debug("webhook attempt", { ...ids, statusCode: o.statusCode, durationMs: o.durationMs, error: o.error });
+    if (kind === "failed") this.o.log.warn("webhook attempt failed", { ...ids, statusCode: o.statusCode, error: o.error, nextAttemptAt: o.retryAt });
+    if (kind === "exhausted" && o.statusCode !== 410) this.o.log.error("webhook delivery exhausted", { ...ids, statusCode: o.statusCode, error: o.error });
+    if (disabled) this.o.log.error("webhook subscription disabled", { webhookId: d.webhook_id, projectId: d.project_id, reason: o.disable?.reason });
   }
 }

@@ -1,7 +1,9 @@
 import { preparedQuery } from "../db/prepared.ts";
 import type { Db } from "../db/schema.ts";
 import { newId } from "../lib/ids.ts";
-import { subscribesTo } from "./catalog.ts";
+
+/** Whether a subscription's `events` take an event type. */
+export const subscribesTo = (events: string[], type: string) => events.includes("*") || events.includes(type);
 
 const activeSubscriptions = preparedQuery<[string], { id: string; events: string }>(1, (db, projectId) =>
   db.selectFrom("webhooks").select(["id", "events"]).where("project_id", "=", projectId).where("status", "=", "active"),

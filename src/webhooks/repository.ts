@@ -29,15 +29,6 @@ export async function listWebhooks(db: Db, projectId: string, limit: number, aft
   return q.orderBy("created_at").orderBy("id").limit(limit + 1).execute();
 }
 
-/** Events of the project, oldest first from `since` (decisions §7: 30 days readable). */
-export async function listEvents(db: Db, projectId: string, since: string, limit: number, after?: [string, string]) {
-  let q = db.selectFrom("events").select(["id", "created_at", "body"]).where("project_id", "=", projectId).where("created_at", ">=", since);
-  if (after) {
-    q = q.where((eb) => keysetAfter(eb as never, ["created_at", "id"], after, "asc"));
-  }
-  return q.orderBy("created_at").orderBy("id").limit(limit + 1).execute();
-}
-
 export async function listAttempts(db: Db, webhookId: string, limit: number, after?: [string, string]) {
   let q = db.selectFrom("delivery_attempts").selectAll().where("webhook_id", "=", webhookId);
   if (after) {

@@ -1,6 +1,7 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../http/env.ts";
 import { commonErrors, errors, json, jsonRequest, reading, security, writing } from "../http/openapi.ts";
+import type { Prepare } from "../http/transaction.ts";
 import { toPage } from "../lib/pagination.ts";
 import { listAttempts, listWebhooks, toWebhook } from "./repository.ts";
 import {
@@ -15,6 +16,7 @@ import {
   WebhookSchema,
   WebhookWithSecret,
 } from "./schemas.ts";
+import { checkUrl } from "./address-policy.ts";
 import { createWebhook, deleteWebhook, patchWebhook, redeliver, requireWebhook, rotateSecret, sendTestPing } from "./service.ts";
 
 /** Webhook subscriptions (interface §4.5, decisions §7); scope webhooks:manage. */
@@ -23,6 +25,18 @@ export const webhookRoutes = new OpenAPIHono<AppEnv>();
 const tags = ["Webhooks"];
 const scope = "webhooks:manage" as const;
 const params = WebhookIdParam;
+
+/**
+ * Checks the body's `url` (DNS included) before the transaction opens (decisions §16: one
+ * project's slow lookup never holds the writer others wait on). The zod schema still
+ * validates the body inside; a url that is not a string is left to it.
+ */
+const checkUrlFirst: Prepare = async (c) => {
+  const url = (JSON.parse(c.var.rawBody) as { url?: unknown } | null)?.url;
+  if (typeof url !== "string") return;
+  const { env, resolve } = c.var.deps.webhooks;
+  c.set("checkedUrl", { url, verdict: await checkUrl(url, env, resolve, false) });
+};
 
 webhookRoutes.openapi(
   createRoute({ method: "get", path: "/webhooks", summary: "List subscriptions", tags, security, middleware: reading(scope), request: { query: PageQuery }, responses: { 200: json(WebhookList, "One page, oldest first."), ...commonErrors } }),
@@ -37,8 +51,8 @@ webhookRoutes.openapi(
 );
 
 webhookRoutes.openapi(
-  createRoute({ method: "post", path: "/webhooks", summary: "Create a subscription", description: "The answer carries the signing secret, once.", tags, security, middleware: writing(scope), request: { body: jsonRequest(CreateWebhookBody) }, responses: { 201: json(WebhookWithSecret, "Created, with its secret."), ...commonErrors } }),
-  async (c) => c.json(await createWebhook(c.var.db, c.var.deps.webhooks, c.var.caller.projectId, c.req.valid("json")), 201),
+  createRoute({ method: "post", path: "/webhooks", summary: "Create a subscription", description: "The answer carries the signing secret, once.", tags, security, middleware: writing(scope, { prepare: checkUrlFirst }), request: { body: jsonRequest(CreateWebhookBody) }, responses: { 201: json(WebhookWithSecret, "Created, with its secret."), ...commonErrors } }),
+  async (c) => c.json(await createWebhook(c.var.db, c.var.deps.secrets, c.var.caller.projectId, c.req.valid("json"), c.var.checkedUrl), 201),
 );
 
 webhookRoutes.openapi(
@@ -47,8 +61,8 @@ webhookRoutes.openapi(
 );
 
 webhookRoutes.openapi(
-  createRoute({ method: "patch", path: "/webhooks/{id}", summary: "Update a subscription", description: "Setting status active again resets consecutiveFailures.", tags, security, middleware: writing(scope), request: { params, body: jsonRequest(PatchWebhookBody) }, responses: { 200: json(WebhookSchema, "The subscription."), ...commonErrors, 404: errors[404] } }),
-  async (c) => c.json(await patchWebhook(c.var.db, c.var.deps.webhooks, c.var.caller.projectId, c.req.valid("param").id, c.req.valid("json")), 200),
+  createRoute({ method: "patch", path: "/webhooks/{id}", summary: "Update a subscription", description: "Setting status active again resets consecutiveFailures.", tags, security, middleware: writing(scope, { prepare: checkUrlFirst }), request: { params, body: jsonRequest(PatchWebhookBody) }, responses: { 200: json(WebhookSchema, "The subscription."), ...commonErrors, 404: errors[404] } }),
+  async (c) => c.json(await patchWebhook(c.var.db, c.var.caller.projectId, c.req.valid("param").id, c.req.valid("json"), c.var.checkedUrl), 200),
 );
 
 webhookRoutes.openapi(
@@ -66,11 +80,11 @@ webhookRoutes.openapi(
 
 webhookRoutes.openapi(
   createRoute({ method: "post", path: "/webhooks/{id}/rotate-secret", summary: "Rotate the signing secret", description: "For 24 h deliveries carry two signatures, the new one first.", tags, security, middleware: writing(scope, { body: false }), request: { params }, responses: { 200: json(WebhookWithSecret, "The subscription with its new secret."), ...commonErrors, 404: errors[404] } }),
-  async (c) => c.json(await rotateSecret(c.var.db, c.var.deps.webhooks, c.var.caller.projectId, c.req.valid("param").id), 200),
+  async (c) => c.json(await rotateSecret(c.var.db, c.var.deps.secrets, c.var.caller.projectId, c.req.valid("param").id), 200),
 );
 
 webhookRoutes.openapi(
-  createRoute({ method: "post", path: "/webhooks/{id}/redeliver", summary: "Queue events again", description: "Same event ids, new delivery ids.", tags, security, middleware: writing(scope), request: { params, body: jsonRequest(RedeliverBody) }, responses: { 202: json(z.object({ queued: z.number().int() }).openapi("Queued"), "Queued."), ...commonErrors, 404: errors[404] } }),
+  createRoute({ method: "post", path: "/webhooks/{id}/redeliver", summary: "Queue events again", description: "Same event ids, new delivery ids; at most 10,000 events per call; events already pending for the subscription are not queued twice. 409 while the subscription is disabled.", tags, security, middleware: writing(scope), request: { params, body: jsonRequest(RedeliverBody) }, responses: { 202: json(z.object({ queued: z.number().int() }).openapi("Queued"), "Queued."), ...commonErrors, 404: errors[404], 409: errors[409] } }),
   async (c) => c.json(await redeliver(c.var.db, c.var.caller.projectId, c.req.valid("param").id, c.req.valid("json")), 202),
 );
 

@@ -1,9 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { cursorParam, limitParam, listEnvelope } from "../lib/pagination.ts";
-import { toIso } from "../lib/time.ts";
-import { EVENT_TYPES } from "./catalog.ts";
-
-const isoTime = z.string().refine((v) => toIso(v) !== null, "must be an ISO 8601 timestamp.");
+import { EVENT_TYPES } from "../events/catalog.ts";
+import { cursorParam, isoTimeParam, limitParam, listEnvelope } from "../lib/pagination.ts";
 
 const events = z
   .array(z.enum([...EVENT_TYPES, "*"], { error: `events are ${EVENT_TYPES.join(", ")} or "*".` }))
@@ -47,11 +44,14 @@ export const TestResult = z
   .object({ delivered: z.boolean(), statusCode: z.number().int().nullable(), error: z.string().nullable() })
   .openapi("WebhookTestResult");
 
+/** One redeliver call queues at most this many events (decisions §16). */
+export const REDELIVER_MAX = 10_000;
+
 export const RedeliverBody = z
   .strictObject({
-    eventIds: z.array(z.string()).min(1).max(1000).optional(),
-    since: isoTime.optional(),
-    until: isoTime.optional(),
+    eventIds: z.array(z.string()).min(1).max(REDELIVER_MAX, "at most 10,000 events in one call.").optional(),
+    since: isoTimeParam.optional(),
+    until: isoTimeParam.optional(),
   })
   .superRefine((b, ctx) => {
     if ((b.eventIds === undefined) === (b.since === undefined)) {
@@ -61,19 +61,6 @@ export const RedeliverBody = z
     }
   })
   .openapi("Redeliver");
-
-export const EventSchema = z
-  .object({
-    id: z.string(),
-    event: z.string(),
-    apiVersion: z.literal("v1"),
-    projectId: z.string(),
-    createdAt: z.string(),
-    data: z.record(z.string(), z.unknown()),
-  })
-  .openapi("Event");
-export const EventList = listEnvelope(EventSchema, "EventList");
-export const EventsQuery = z.object({ since: isoTime.optional(), limit: limitParam, cursor: cursorParam });
 
 export const AttemptSchema = z
   .object({

@@ -1,28 +1,32 @@
 import type { Db, WebhookRow } from "../db/schema.ts";
-import { notFound, validationError } from "../errors.ts";
+import { ApiError, notFound, validationError } from "../errors.ts";
+import { retainedSince } from "../events/catalog.ts";
+import { eventsBetween, findEvents } from "../events/repository.ts";
 import { newId } from "../lib/ids.ts";
 import { isoNow, toIso } from "../lib/time.ts";
-import { checkUrl, type Resolver } from "./address-policy.ts";
-import { subscribesTo } from "./catalog.ts";
+import type { UrlCheck } from "./address-policy.ts";
+import { attemptDelivery, failureReason, isSuccess, type WebhookEnv } from "./attempt.ts";
+import { subscribesTo } from "./outbox.ts";
 import { findWebhook, toWebhook } from "./repository.ts";
+import { REDELIVER_MAX } from "./schemas.ts";
 import type { SecretBox } from "./secret-box.ts";
-import { postPinned } from "./sender.ts";
-import { generateSecret, signatureHeaders } from "./signature.ts";
-
-/** What webhook operations need besides the database. */
-export interface WebhookEnv {
-  secrets: SecretBox;
-  env: "production" | "sandbox";
-  resolve: Resolver;
-  timeoutMs: number;
-}
+import { generateSecret } from "./signature.ts";
 
 const ROTATION_OVERLAP_MS = 24 * 3_600_000;
-export const EVENT_RETENTION_MS = 30 * 24 * 3_600_000;
 
-async function requireUrl(w: WebhookEnv, url: string) {
-  const verdict = await checkUrl(url, w.env, w.resolve, false);
-  if (!verdict.ok) throw validationError("url", verdict.reason);
+/**
+ * The URL's verdict, checked (DNS included) before the request's transaction opened
+ * (decisions §16: no network I/O while a write transaction is open; see routes.ts).
+ */
+function requireCheckedUrl(url: string, checked: CheckedUrl | undefined): void {
+  if (checked?.url !== url) throw new Error("the webhook URL was not checked before the transaction");
+  if (!checked.verdict.ok) throw validationError("url", checked.verdict.reason);
+}
+
+/** A URL and the address policy's verdict on it. */
+export interface CheckedUrl {
+  url: string;
+  verdict: UrlCheck;
 }
 
 export async function requireWebhook(db: Db, projectId: string, id: string): Promise<WebhookRow> {
@@ -31,21 +35,14 @@ export async function requireWebhook(db: Db, projectId: string, id: string): Pro
   return row;
 }
 
-/** Secrets to sign with: the current one, then the previous one during its 24 h overlap. */
-export function signingSecrets(
-  row: Pick<WebhookRow, "secret" | "previous_secret" | "previous_secret_until">,
-  box: SecretBox,
-  now = Date.now(),
-): string[] {
-  const secrets = [box.open(row.secret)];
-  if (row.previous_secret && row.previous_secret_until && Date.parse(row.previous_secret_until) > now) {
-    secrets.push(box.open(row.previous_secret));
-  }
-  return secrets;
-}
-
-export async function createWebhook(db: Db, w: WebhookEnv, projectId: string, input: { url: string; events: string[]; description?: string | null }) {
-  await requireUrl(w, input.url);
+export async function createWebhook(
+  db: Db,
+  secrets: SecretBox,
+  projectId: string,
+  input: { url: string; events: string[]; description?: string | null },
+  checked: CheckedUrl | undefined,
+) {
+  requireCheckedUrl(input.url, checked);
   const secret = generateSecret();
   const now = isoNow();
   const row: WebhookRow = {
@@ -55,7 +52,7 @@ export async function createWebhook(db: Db, w: WebhookEnv, projectId: string, in
     events: JSON.stringify([...new Set(input.events)]),
     description: input.description ?? null,
     status: "active",
-    secret: w.secrets.seal(secret),
+    secret: secrets.seal(secret),
     previous_secret: null,
     previous_secret_until: null,
     consecutive_failures: 0,
@@ -71,13 +68,13 @@ export async function createWebhook(db: Db, w: WebhookEnv, projectId: string, in
 /** PATCH (decisions §7): url, events, description, status; re-activation resets the failure count. */
 export async function patchWebhook(
   db: Db,
-  w: WebhookEnv,
   projectId: string,
   id: string,
   input: { url?: string; events?: string[]; description?: string | null; status?: "active" | "disabled" },
+  checked: CheckedUrl | undefined,
 ) {
   const row = await requireWebhook(db, projectId, id);
-  if (input.url !== undefined) await requireUrl(w, input.url);
+  if (input.url !== undefined) requireCheckedUrl(input.url, checked);
   const patch: Partial<WebhookRow> = { updated_at: isoNow() };
   if (input.url !== undefined) patch.url = input.url;
   if (input.events !== undefined) patch.events = JSON.stringify([...new Set(input.events)]);
@@ -96,12 +93,12 @@ export async function deleteWebhook(db: Db, projectId: string, id: string) {
 }
 
 /** New secret; the old one keeps signing (second) for 24 h (decisions §7). */
-export async function rotateSecret(db: Db, w: WebhookEnv, projectId: string, id: string) {
+export async function rotateSecret(db: Db, secrets: SecretBox, projectId: string, id: string) {
   const row = await requireWebhook(db, projectId, id);
   const secret = generateSecret();
   const now = Date.now();
   const patch = {
-    secret: w.secrets.seal(secret),
+    secret: secrets.seal(secret),
     previous_secret: row.secret,
     previous_secret_until: new Date(now + ROTATION_OVERLAP_MS).toISOString(),
     updated_at: new Date(now).toISOString(),
@@ -111,13 +108,12 @@ export async function rotateSecret(db: Db, w: WebhookEnv, projectId: string, id:
 }
 
 /**
- * The test ping (decisions §7): signed like a delivery, sent at once outside the retry
- * schedule and the outbox; its outcome is the answer. Nothing is recorded.
+ * The test ping (decisions §7): the dispatcher's attempt (check, sign, send), at once,
+ * outside the retry schedule and the outbox; its outcome is the answer, and it never
+ * counts as a delivery failure. Runs outside any transaction.
  */
 export async function sendTestPing(db: Db, w: WebhookEnv, projectId: string, id: string) {
   const row = await requireWebhook(db, projectId, id);
-  const verdict = await checkUrl(row.url, w.env, w.resolve, true);
-  if (!verdict.ok) return { delivered: false, statusCode: null, error: verdict.reason };
   const body = JSON.stringify({
     id: newId("evt"),
     event: "ping",
@@ -126,41 +122,61 @@ export async function sendTestPing(db: Db, w: WebhookEnv, projectId: string, id:
     createdAt: isoNow(),
     data: { webhookId: row.id, message: "Test ping: this subscription receives signed events." },
   });
-  const deliveryId = newId("dlv");
-  const headers = { "X-Service-Event": "ping", ...signatureHeaders(signingSecrets(row, w.secrets), deliveryId, Math.floor(Date.now() / 1000), body) };
-  const result = await postPinned(verdict.url, verdict.addresses[0]!, headers, body, w.timeoutMs);
-  const delivered = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
-  return { delivered, statusCode: result.statusCode, error: delivered ? null : result.error ?? `HTTP ${result.statusCode}` };
+  const result = await attemptDelivery({ ...row, deliveryId: newId("dlv"), type: "ping", body }, w);
+  const delivered = isSuccess(result);
+  return { delivered, statusCode: result.statusCode, error: delivered ? null : failureReason(result) };
 }
 
-/** Queues events again, same event ids, new delivery ids (decisions §7). */
+/**
+ * Queues events again, same event ids, new delivery ids (decisions §7), for an active
+ * subscription only, at most 10,000 per call, skipping events already pending for it
+ * (decisions §16). `queued` counts the deliveries actually added.
+ */
 export async function redeliver(db: Db, projectId: string, id: string, input: { eventIds?: string[]; since?: string; until?: string }) {
   const webhook = await requireWebhook(db, projectId, id);
-  const oldest = new Date(Date.now() - EVENT_RETENTION_MS).toISOString();
-  let q = db.selectFrom("events").select(["id", "type"]).where("project_id", "=", projectId).where("created_at", ">=", oldest);
+  if (webhook.status !== "active") {
+    throw new ApiError("ERR_CONFLICT", "The subscription is disabled; enable it (PATCH status active) before redelivering.");
+  }
+  const oldest = retainedSince();
+  let eventIds: string[];
   if (input.eventIds) {
     const ids = [...new Set(input.eventIds)];
-    const found = await q.where("id", "in", ids).execute();
+    const found = await findEvents(db, projectId, ids, oldest);
     if (found.length !== ids.length) throw validationError("eventIds", "Some eventIds are unknown in this project (or older than 30 days).");
-    return queue(db, webhook.id, found.map((e) => e.id));
+    eventIds = ids;
+  } else {
+    const since = toIso(input.since!)!;
+    const events = await eventsBetween(db, projectId, since > oldest ? since : oldest, input.until ? toIso(input.until)! : null, REDELIVER_MAX + 1);
+    if (events.length > REDELIVER_MAX) {
+      throw validationError("since", `More than ${REDELIVER_MAX.toLocaleString("en")} events in this range; redeliver a shorter one.`);
+    }
+    const subscribed = JSON.parse(webhook.events) as string[];
+    eventIds = events.filter((e) => subscribesTo(subscribed, e.type)).map((e) => e.id);
   }
-  const since = toIso(input.since!)!;
-  q = q.where("created_at", ">=", since);
-  if (input.until) q = q.where("created_at", "<=", toIso(input.until)!);
-  const events = await q.orderBy("created_at").limit(100_000).execute();
-  const subscribed = JSON.parse(webhook.events) as string[];
-  return queue(db, webhook.id, events.filter((e) => subscribesTo(subscribed, e.type)).map((e) => e.id));
+  return { queued: await queue(db, webhook.id, eventIds) };
 }
 
-async function queue(db: Db, webhookId: string, eventIds: string[]) {
+/** Adds a pending delivery per event not already pending for the subscription. */
+async function queue(db: Db, webhookId: string, eventIds: string[]): Promise<number> {
   const now = isoNow();
+  let queued = 0;
   for (let i = 0; i < eventIds.length; i += 500) {
     const chunk = eventIds.slice(i, i + 500);
+    const pending = await db
+      .selectFrom("deliveries")
+      .select("event_id")
+      .where("event_id", "in", chunk)
+      .where("webhook_id", "=", webhookId)
+      .where("status", "=", "pending")
+      .execute();
+    const skip = new Set(pending.map((p) => p.event_id));
+    const fresh = chunk.filter((eventId) => !skip.has(eventId));
+    if (fresh.length === 0) continue;
     await db
       .insertInto("deliveries")
-      .values(chunk.map((eventId) => ({ id: newId("dlv"), event_id: eventId, webhook_id: webhookId, status: "pending", next_attempt_at: now, created_at: now, updated_at: now })))
+      .values(fresh.map((eventId) => ({ id: newId("dlv"), event_id: eventId, webhook_id: webhookId, status: "pending", next_attempt_at: now, created_at: now, updated_at: now })))
       .execute();
+    queued += fresh.length;
   }
-  return { queued: eventIds.length };
+  return queued;
 }
-

@@ -31,3 +31,19 @@ export function signatureHeaders(
     "webhook-signature": standard.join(" "),
   };
 }
+
+/** The secret columns of a subscription, sealed (src/webhooks/secret-box.ts). */
+export interface SealedSecrets {
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_until: string | null;
+}
+
+/** Secrets to sign with: the current one, then the previous one during its 24 h overlap (decisions §7). */
+export function signingSecrets(row: SealedSecrets, box: { open(sealed: string): string }, now = Date.now()): string[] {
+  const secrets = [box.open(row.secret)];
+  if (row.previous_secret && row.previous_secret_until && Date.parse(row.previous_secret_until) > now) {
+    secrets.push(box.open(row.previous_secret));
+  }
+  return secrets;
+}

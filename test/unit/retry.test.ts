@@ -76,17 +76,22 @@ describe("nextAttemptDelay: Retry-After of a 429", () => {
     expect(nextAttemptDelay([10_000], 1, 2_000, () => 0)).toBe(9_000);
   });
 
-  test("a Retry-After longer than the step is waited at least that long (up to twice the step)", () => {
+  test("a Retry-After longer than the step is waited exactly that long, whatever the schedule says", () => {
     for (const r of [0, 0.5, 0.999]) {
-      expect(nextAttemptDelay([10_000], 1, 15_000, () => r)!).toBeGreaterThanOrEqual(15_000);
-      expect(nextAttemptDelay([10_000], 1, 20_000, () => r)!).toBeGreaterThanOrEqual(20_000);
-      expect(nextAttemptDelay([1_000, 1_000], 2, 2_000, () => r)!).toBeGreaterThanOrEqual(2_000);
+      expect(nextAttemptDelay([10_000], 1, 15_000, () => r)).toBe(15_000);
+      expect(nextAttemptDelay([1_000], 1, 3_000, () => r)).toBe(3_000);
+      expect(nextAttemptDelay([1_000, 1_000], 2, 2_000, () => r)).toBe(2_000);
+      expect(nextAttemptDelay([10_000], 1, 1_800_000, () => r)).toBe(1_800_000);
     }
   });
 
-  test("a Retry-After beyond twice the step is clamped to twice the step", () => {
-    expect(nextAttemptDelay([10_000], 1, 3_600_000, () => 0.5)).toBe(20_000);
-    expect(nextAttemptDelay([60_000, 300_000], 2, 86_400_000, () => 0)).toBe(600_000);
+  test("a Retry-After beyond one hour counts as one hour", () => {
+    expect(nextAttemptDelay([10_000], 1, 3_600_001, () => 0.5)).toBe(3_600_000);
+    expect(nextAttemptDelay([60_000, 300_000], 2, 86_400_000, () => 0)).toBe(3_600_000);
+  });
+
+  test("a schedule step longer than one hour is not cut by a long Retry-After", () => {
+    expect(nextAttemptDelay([9_000_000], 1, 86_400_000, () => 0.5)).toBe(9_000_000);
   });
 
   test("a Retry-After of zero or none keeps the plain jittered step", () => {

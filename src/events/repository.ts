@@ -1,0 +1,23 @@
+import { keysetAfter } from "../db/keyset.ts";
+import type { Db } from "../db/schema.ts";
+
+/** Events of the project, oldest first from `since` (decisions §7: 30 days readable). */
+export async function listEvents(db: Db, projectId: string, since: string, limit: number, after?: [string, string]) {
+  let q = db.selectFrom("events").select(["id", "created_at", "body"]).where("project_id", "=", projectId).where("created_at", ">=", since);
+  if (after) {
+    q = q.where((eb) => keysetAfter(eb as never, ["created_at", "id"], after, "asc"));
+  }
+  return q.orderBy("created_at").orderBy("id").limit(limit + 1).execute();
+}
+
+/** Events of the project among `ids`, created at or after `since`. */
+export async function findEvents(db: Db, projectId: string, ids: string[], since: string) {
+  return db.selectFrom("events").select(["id", "type"]).where("project_id", "=", projectId).where("created_at", ">=", since).where("id", "in", ids).execute();
+}
+
+/** Up to `limit` events of the project created in [since, until], oldest first. */
+export async function eventsBetween(db: Db, projectId: string, since: string, until: string | null, limit: number) {
+  let q = db.selectFrom("events").select(["id", "type"]).where("project_id", "=", projectId).where("created_at", ">=", since);
+  if (until !== null) q = q.where("created_at", "<=", until);
+  return q.orderBy("created_at").orderBy("id").limit(limit).execute();
+}

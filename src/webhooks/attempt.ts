@@ -1,0 +1,58 @@
+import { checkUrl, type Resolver } from "./address-policy.ts";
+import type { SecretBox } from "./secret-box.ts";
+import { postPinned, type SendResult } from "./sender.ts";
+import { signatureHeaders, signingSecrets, type SealedSecrets } from "./signature.ts";
+
+/** What sending needs besides the database. */
+export interface WebhookEnv {
+  secrets: SecretBox;
+  env: "production" | "sandbox";
+  resolve: Resolver;
+  timeoutMs: number;
+}
+
+/** One attempt to make: a delivery of the outbox, or the test ping. */
+export interface AttemptTarget extends SealedSecrets {
+  url: string;
+  /** X-Service-Delivery / webhook-id. */
+  deliveryId: string;
+  /** X-Service-Event. */
+  type: string;
+  /** The exact bytes to send (serialised once, when the event fired). */
+  body: string;
+}
+
+const failure = (error: string): SendResult => ({ statusCode: null, durationMs: 0, error, snippet: null, retryAfterMs: null });
+
+/**
+ * One delivery attempt, the same for the dispatcher and the test ping (decisions §7):
+ * check the URL again (and pin the connection to the checked address), sign with the
+ * attempt's own `t`, send. It never throws: a URL that no longer passes, or a secret that
+ * no longer decrypts (CRM_SECRET_KEY changed), is a failed attempt with its reason, which
+ * the dispatcher records on the retry schedule like any other (decisions §16).
+ */
+export async function attemptDelivery(target: AttemptTarget, w: WebhookEnv): Promise<SendResult> {
+  const verdict = await checkUrl(target.url, w.env, w.resolve, true);
+  if (!verdict.ok) return failure(verdict.reason);
+  let secrets: string[];
+  try {
+    secrets = signingSecrets(target, w.secrets);
+  } catch {
+    return failure("the signing secret cannot be decrypted with this server's key (was CRM_SECRET_KEY changed?)");
+  }
+  const headers = {
+    "X-Service-Event": target.type,
+    ...signatureHeaders(secrets, target.deliveryId, Math.floor(Date.now() / 1000), target.body),
+  };
+  try {
+    return await postPinned(verdict.url, verdict.addresses[0]!, headers, target.body, w.timeoutMs);
+  } catch (error) {
+    return failure(`could not send: ${(error as Error)?.message ?? String(error)}`);
+  }
+}
+
+/** 2xx, and only 2xx, is a success (decisions §7: 3xx included in failures). */
+export const isSuccess = (r: SendResult) => r.statusCode !== null && r.statusCode >= 200 && r.statusCode < 300;
+
+/** The reason recorded for a failed attempt. */
+export const failureReason = (r: SendResult) => r.error ?? `HTTP ${r.statusCode}`;
