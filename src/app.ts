@@ -1,4 +1,5 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { authenticate } from "./auth/middleware.ts";
 import { contactRoutes } from "./contacts/routes.ts";
@@ -10,8 +11,7 @@ import { validationFailure } from "./http/validation.ts";
 import { interactionRoutes } from "./interactions/routes.ts";
 import { referenceRoutes } from "./reference/routes.ts";
 import { eventRoutes } from "./events/routes.ts";
-import { formRoutes } from "./forms/routes.ts";
-import { submissionRoute } from "./forms/schemas.ts";
+import { formPages, formRoutes } from "./forms/routes.ts";
 import { webhookRoutes } from "./webhooks/routes.ts";
 
 const defaultHook = (result: { success: boolean; error?: unknown }) => {
@@ -30,6 +30,8 @@ const PingSchema = z
 /** The versioned API (interface §4), mounted under /v1. */
 function createApi() {
   const api = new OpenAPIHono<AppEnv>({ defaultHook });
+  // Web-form submissions take no key (decisions §10): mounted ahead of authenticate, their handler answers first.
+  api.route("/", formRoutes());
   api.use("*", authenticate());
   api.openapi(
     createRoute({
@@ -69,15 +71,17 @@ function routeMatchers(api: OpenAPIHono<AppEnv>) {
 export function createApp(deps: AppDeps) {
   const app = new OpenAPIHono<AppEnv>({ defaultHook });
   const api = createApi();
-  // Web-form submissions take no key: served ahead of the API below, described in its document.
-  api.openAPIRegistry.registerPath(submissionRoute);
   const matchers = routeMatchers(api);
-  const document = () =>
-    api.getOpenAPI31Document({
-      openapi: "3.1.0",
-      info: { title: "CRM service", version: "1.0.0", description: "Contacts, interaction logs and webhooks." },
-      servers: [{ url: "/v1" }],
-    });
+  // Built on the first request and kept (decisions §16): the routes never change after this point.
+  let document: string | undefined;
+  const openApiDocument = () =>
+    (document ??= JSON.stringify(
+      api.getOpenAPI31Document({
+        openapi: "3.1.0",
+        info: { title: "CRM service", version: "1.0.0", description: "Contacts, interaction logs and webhooks." },
+        servers: [{ url: "/v1" }],
+      }),
+    ));
 
   app.use("*", requestContext(deps));
   app.get("/healthz", (c) => c.json({ status: "ok" }));
@@ -87,8 +91,8 @@ export function createApp(deps: AppDeps) {
       "Content-Type": "text/plain; version=0.0.4; charset=utf-8",
     }),
   );
-  app.get("/v1/openapi.json", (c) => c.json(document()));
-  app.route("/", formRoutes());
+  app.get("/v1/openapi.json", (c) => c.body(openApiDocument(), 200, { "Content-Type": "application/json" }));
+  app.route("/", formPages());
   app.route("/v1", api);
 
   app.notFound((c) => {
@@ -100,14 +104,24 @@ export function createApp(deps: AppDeps) {
     return errorResponse(c, new ApiError("ERR_NOT_FOUND", "No such resource."));
   });
 
+  // The one error handler: the envelope, or the page of a route that answers in HTML (a web form's).
   app.onError((error, c) => {
-    if (error instanceof ApiError) return errorResponse(c, error);
-    if (error instanceof HTTPException) {
-      if (error.status === 415) return errorResponse(c, new ApiError("ERR_UNSUPPORTED_MEDIA_TYPE", "Send the body as application/json."));
-      if (error.status === 400) return errorResponse(c, new ApiError("ERR_INVALID_JSON", "The body is not valid JSON.", "body"));
-    }
-    deps.log.error("unhandled error", { requestId: c.var.requestId, error: String((error as Error)?.stack ?? error) });
-    return errorResponse(c, new ApiError("ERR_INTERNAL", "Internal server error."));
+    const apiError = asApiError(error, c, deps);
+    return c.var.renderError?.(apiError) ?? errorResponse(c, apiError);
   });
   return app;
+}
+
+/** Any error as the ApiError it is answered with; an unexpected one is logged with the request id and is a plain 500. */
+function asApiError(error: Error, c: Context<AppEnv>, deps: AppDeps): ApiError {
+  if (error instanceof ApiError) return error;
+  if (error instanceof HTTPException) {
+    if (error.status === 415) return new ApiError("ERR_UNSUPPORTED_MEDIA_TYPE", "Send the body as application/json.");
+    if (error.status === 400 && error.message.startsWith("Malformed FormData")) {
+      return new ApiError("ERR_FORM_VALIDATION", "The body is not valid form data.", "body");
+    }
+    if (error.status === 400) return new ApiError("ERR_INVALID_JSON", "The body is not valid JSON.", "body");
+  }
+  deps.log.error("unhandled error", { requestId: c.var.requestId, error: String(error?.stack ?? error) });
+  return new ApiError("ERR_INTERNAL", "Internal server error.");
 }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { parseTrustedProxies } from "./http/client-address.ts";
 
 /** Parses `5m`, `2.5h`, `10s`, `250ms` into milliseconds (decisions §1 retry schedule). */
 export function parseDuration(text: string): number | null {
@@ -18,6 +19,16 @@ const schedule = z.string().transform((value, ctx) => {
   return ms as number[];
 });
 
+/** `CRM_TRUST_PROXY` (decisions §16): addresses and CIDRs of the reverse proxies in front. */
+const trustedProxies = z.string().transform((value, ctx) => {
+  try {
+    return parseTrustedProxies(value);
+  } catch (error) {
+    ctx.addIssue({ code: "custom", message: (error as Error).message });
+    return z.NEVER;
+  }
+});
+
 const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
 const port = z.coerce.number().int().min(0).max(65535);
 
@@ -34,6 +45,7 @@ export const configSchema = z.object({
   CRM_WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(1).default(10_000),
   CRM_OUTBOX_POLL_MS: z.coerce.number().int().min(1).default(500),
   CRM_LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
+  CRM_TRUST_PROXY: trustedProxies.default([]),
 });
 
 export type Config = z.infer<typeof configSchema>;

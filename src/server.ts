@@ -6,6 +6,7 @@ import type { Config } from "./config.ts";
 import { migrationsApplied } from "./db/migrate.ts";
 import { GroupCommit } from "./db/group-commit.ts";
 import { openDatabase } from "./db/open.ts";
+import { openReader } from "./db/reader.ts";
 import { databaseSecret } from "./db/settings.ts";
 import { startJobs } from "./jobs/index.ts";
 import { CursorCodec } from "./lib/cursor.ts";
@@ -46,8 +47,10 @@ export async function startServices(config: Config, overrides: ServiceOverrides 
   const secrets = loadSecretBox(config.CRM_SECRET_KEY, config.CRM_DB_PATH);
   const webhooks = { secrets, env: config.CRM_ENV, resolve: overrides.resolve ?? systemResolver, timeoutMs: config.CRM_WEBHOOK_TIMEOUT_MS };
   const metrics = new Metrics();
+  const reader = openReader(config.CRM_DB_PATH);
   const dispatcher = new Dispatcher({
     db,
+    reader: reader?.db,
     onOutcome: (outcome) => metrics.observeDelivery(outcome),
     webhooks,
     schedule: config.CRM_WEBHOOK_RETRY_SCHEDULE,
@@ -95,6 +98,7 @@ export async function startServices(config: Config, overrides: ServiceOverrides 
       await server.stop();
       await dispatcher.stop();
       await jobs.stop();
+      await reader?.close();
       await database.close();
     },
   };

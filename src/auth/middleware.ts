@@ -7,7 +7,8 @@ import type { Scope } from "./scopes.ts";
 
 /**
  * Verifies `Authorization: Bearer <key>` (interface §5). Every cause of failure gets the
- * same 401; past 30 failures a minute from one address, 429 (decisions §12). Then takes a
+ * same 401; past 30 failures a minute from one client address (decisions §12; behind a
+ * trusted proxy, the address it forwarded for, decisions §16), 429. Then takes a
  * token from the key's buckets, so a valid key's answers all carry the RateLimit headers.
  */
 export function authenticate(): MiddlewareHandler<AppEnv> {
@@ -19,8 +20,8 @@ export function authenticate(): MiddlewareHandler<AppEnv> {
     const env = deps.config.CRM_ENV;
     const caller = isWellFormedKey(key, env) ? await deps.keys.verify(key) : null;
     if (!caller) {
-      if (!deps.limiter.failedAuth(c.env.ip)) {
-        const retryAfter = String(deps.limiter.failedAuthRetryAfter(c.env.ip));
+      if (!deps.limiter.failedAuth(c.var.clientAddress)) {
+        const retryAfter = String(deps.limiter.failedAuthRetryAfter(c.var.clientAddress));
         throw new ApiError("ERR_RATE_LIMITED", "Too many failed authentications; retry later.", undefined, {
           "Retry-After": retryAfter,
         });

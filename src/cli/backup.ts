@@ -7,15 +7,24 @@ import { options, output, required, UsageError } from "./args.ts";
  * `crm backup FILE` (decisions §11): a consistent copy of the live database, also while
  * the server runs. `VACUUM INTO` reads one snapshot (in WAL mode writers go on meanwhile)
  * and writes a compact, self-contained file a server can start on. It is SQLite-only SQL:
- * this is the one place that uses it. An existing FILE is never overwritten.
+ * this is the one place that uses it. An existing FILE is never overwritten. The copy is
+ * created with mode 0600, its folder (when made here) 0700.
  */
 export async function backupCommand(database: OpenDatabase, argv: string[]): Promise<void> {
   const { values, positionals } = options(argv, {});
   const path = resolve(required(positionals[0], "FILE"));
   if (runtime.fileSize(path) !== null) throw new UsageError(`${path} exists; refusing to overwrite it`);
   runtime.mkdirp(resolve(path, ".."));
+  // The copy holds what the database holds: owner-only like it (decisions §16). VACUUM INTO
+  // writes into an empty file and keeps its mode; one left over from a failed copy is removed.
+  if (!runtime.createPrivateFile(path, "")) throw new UsageError(`${path} exists; refusing to overwrite it`);
   const started = Date.now();
-  database.raw.all("VACUUM INTO ?", [path]);
+  try {
+    database.raw.all("VACUUM INTO ?", [path]);
+  } catch (error) {
+    runtime.removeFile(path);
+    throw error;
+  }
   const bytes = runtime.fileSize(path) ?? 0;
   const ms = Date.now() - started;
   output(values.json, { path, bytes, ms }, `Backed up the database to ${path} (${bytes.toLocaleString("en-US")} bytes, ${ms} ms).`);

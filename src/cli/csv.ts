@@ -1,9 +1,12 @@
 /**
  * A small streaming CSV reader (RFC 4180) for `crm import` (decisions §3): quoted fields,
  * `""` inside quotes, commas and line breaks inside quotes, CRLF, LF or a lone CR between
- * records, a UTF-8 byte-order mark at the start. It holds one record at a time, so a file
- * of any length is read in constant memory; a field longer than `maxFieldLength` (an
- * unclosed quote swallowing the file, say) is an error rather than unbounded growth.
+ * records, a UTF-8 byte-order mark at the start. It holds one record at a time, and a
+ * record is bounded (decisions §16): at most `maxFields` fields (500) and `maxRecordBytes`
+ * bytes of UTF-8 (1 MiB, its quotes and commas counted, its line break not). A record past
+ * either bound is an error as soon as the bound is crossed, before the rest of it is read,
+ * so a file of any shape is read in constant memory: a line of ten million commas would
+ * otherwise be ten million strings.
  *
  * Leniencies, as most readers have them: a quote inside an unquoted field is kept as text;
  * text after a closing quote is appended to the field; empty lines are skipped. A quote
@@ -25,20 +28,56 @@ const BOM = 0xfeff;
 /** Parser states; QuoteInQuoted: a quote seen inside a quoted field, either `""` or the closing one. */
 const State = { FieldStart: 0, Unquoted: 1, Quoted: 2, QuoteInQuoted: 3 } as const;
 
+/** The bounds of one record (decisions §16). */
+export const MAX_FIELDS = 500;
+export const MAX_RECORD_BYTES = 1024 * 1024;
+
+export interface CsvLimits {
+  maxFields?: number;
+  maxRecordBytes?: number;
+}
+
 export class CsvParser {
   private state: number = State.FieldStart;
   private field = "";
   private record: string[] = [];
   private recordQuoted = false;
+  /** Size of the record so far: UTF-16 code units, delimiters among them, and UTF-8 bytes once counted. */
+  private recordUnits = 0;
+  private recordDelimiters = 0;
+  private recordBytes: number | null = null;
   private atStart = true;
   private pendingCR = false;
   private records = 0;
+  private readonly maxFields: number;
+  private readonly maxRecordBytes: number;
 
-  constructor(private readonly maxFieldLength = 1024 * 1024) {}
+  constructor(limits: CsvLimits = {}) {
+    this.maxFields = limits.maxFields ?? MAX_FIELDS;
+    this.maxRecordBytes = limits.maxRecordBytes ?? MAX_RECORD_BYTES;
+  }
 
-  /** Feeds decoded text; returns the records it completed. */
+  /** The error that stopped the input, once the records completed before it were returned. */
+  failure: CsvError | null = null;
+
+  /**
+   * Feeds decoded text; returns the records it completed. When the text breaks a bound, the
+   * records completed before the bad one are still returned, `failure` says why it stopped,
+   * and every later call throws that error.
+   */
   push(text: string): string[][] {
+    if (this.failure) throw this.failure;
     const out: string[][] = [];
+    try {
+      this.feed(text, out);
+    } catch (error) {
+      if (!(error instanceof CsvError)) throw error;
+      this.failure = error;
+    }
+    return out;
+  }
+
+  private feed(text: string, out: string[][]): void {
     const n = text.length;
     let i = 0;
     if (this.atStart && n > 0) {
@@ -54,6 +93,7 @@ export class CsvParser {
         const q = text.indexOf('"', i);
         this.append(text.slice(i, q === -1 ? n : q));
         if (q === -1) break;
+        this.count();
         i = q + 1;
         this.state = State.QuoteInQuoted;
         continue;
@@ -67,6 +107,7 @@ export class CsvParser {
         continue;
       }
       if (this.state === State.FieldStart && text.charCodeAt(i) === QUOTE) {
+        this.count();
         this.state = State.Quoted;
         this.recordQuoted = true;
         i++;
@@ -86,6 +127,7 @@ export class CsvParser {
       }
       const c = text.charCodeAt(j);
       i = j + 1;
+      if (c === COMMA) this.count();
       this.endField();
       if (c === CR) {
         if (i < n) {
@@ -94,11 +136,11 @@ export class CsvParser {
       }
       if (c !== COMMA) this.endRecord(out);
     }
-    return out;
   }
 
   /** Ends the input; returns the last record if the input did not end with a line break. */
   end(): string[][] {
+    if (this.failure) throw this.failure;
     if (this.state === State.Quoted) throw new CsvError(this.records + 1, "a quoted field is not closed at the end of the file.");
     const out: string[][] = [];
     if (this.record.length > 0 || this.field !== "" || this.state !== State.FieldStart) {
@@ -110,13 +152,34 @@ export class CsvParser {
 
   private append(s: string) {
     if (s.length === 0) return;
+    this.count(s);
     this.field += s;
-    if (this.field.length > this.maxFieldLength) {
-      throw new CsvError(this.records + 1, `a field is longer than ${this.maxFieldLength} characters (is a quote left open?).`);
+  }
+
+  /**
+   * Adds `s` of a field, or one delimiter (a comma or a syntactic quote), to the record's
+   * size; past the bound the record is refused before any more of it is kept. UTF-8 takes
+   * at most 3 bytes per UTF-16 code unit, so bytes are counted exactly only once the record
+   * has more than a third of the bound in code units: the common case costs an addition.
+   */
+  private count(s?: string) {
+    if (s === undefined) this.recordDelimiters++;
+    this.recordUnits += s === undefined ? 1 : s.length;
+    if (this.recordBytes === null) {
+      if (this.recordUnits * 3 <= this.maxRecordBytes) return;
+      const fields = this.record.reduce((sum, f) => sum + utf8Length(f), utf8Length(this.field));
+      this.recordBytes = this.recordDelimiters + fields + (s === undefined ? 0 : utf8Length(s));
+    } else this.recordBytes += s === undefined ? 1 : utf8Length(s);
+    if (this.recordBytes > this.maxRecordBytes) {
+      const hint = this.state === State.Quoted ? " (is a quote left open?)" : "";
+      throw new CsvError(this.records + 1, `a record is larger than ${this.maxRecordBytes} bytes${hint}.`);
     }
   }
 
   private endField() {
+    if (this.record.length >= this.maxFields) {
+      throw new CsvError(this.records + 1, `a record has more than ${this.maxFields} fields.`);
+    }
     this.record.push(this.field);
     this.field = "";
     this.state = State.FieldStart;
@@ -130,15 +193,34 @@ export class CsvParser {
     }
     this.record = [];
     this.recordQuoted = false;
+    this.recordUnits = 0;
+    this.recordDelimiters = 0;
+    this.recordBytes = null;
   }
 }
 
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/** Bytes of `s` in UTF-8: one per ASCII code unit, two up to U+07FF, four per surrogate pair, else three. */
+function utf8Length(s: string): number {
+  if (!NON_ASCII.test(s)) return s.length;
+  let bytes = s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) continue;
+    bytes += c < 0x800 || (c >= 0xd800 && c <= 0xdfff) ? 1 : 2;
+  }
+  return bytes;
+}
+
 /** Parses a stream of UTF-8 byte (or text) chunks into records, one at a time. */
-export async function* parseCsv(source: AsyncIterable<Uint8Array | string>, maxFieldLength?: number): AsyncGenerator<string[]> {
-  const parser = new CsvParser(maxFieldLength);
+export async function* parseCsv(source: AsyncIterable<Uint8Array | string>, limits?: CsvLimits): AsyncGenerator<string[]> {
+  const parser = new CsvParser(limits);
   const decoder = new TextDecoder("utf-8");
   for await (const chunk of source) {
     yield* parser.push(typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true }));
+    // The records before a bad one are yielded first, so the caller keeps them (crm import imports them).
+    if (parser.failure) throw parser.failure;
   }
   yield* parser.push(decoder.decode());
   yield* parser.end();

@@ -44,12 +44,22 @@ const writable = {
   identityType: z.enum(["personal", "business"]).nullable().optional(),
 };
 
+/**
+ * The largest number a relabel may take (decisions §16). Generated numbers go on past it by
+ * one per contact, so they stay far below what the path accepts (`CR-` + up to 15 digits,
+ * src/contacts/service.ts) and below 2^53, where JavaScript numbers stop being exact.
+ */
+export const MAX_RELABEL_NUMBER = 999_999_999_999;
+
+const relabel = z
+  .string()
+  .regex(/^CR-\d+$/, "must be CR-<digits>.")
+  .refine((v) => Number(v.slice(3)) <= MAX_RELABEL_NUMBER, "must be CR-<n> with n at most 999999999999.")
+  .openapi({ example: "CR-1001", description: "Relabels the contact: CR-<n>, n at most 999,999,999,999, unused in the project." });
+
 export const CreateContactBody = z.strictObject(writable).openapi("CreateContact");
 export const PatchContactBody = z
-  .strictObject({
-    ...writable,
-    contactId: z.string().regex(/^CR-\d{1,15}$/, "must be CR-<digits>.").optional().openapi({ example: "CR-1001" }),
-  })
+  .strictObject({ ...writable, contactId: relabel.optional() })
   .openapi("PatchContact");
 
 export type ContactInput = z.infer<typeof PatchContactBody>;
@@ -88,6 +98,9 @@ export const ContactWithSignal = ContactSchema.extend({
   duplicateSignal: z.object({ emailMatches: z.number().int(), phoneMatches: z.number().int() }),
 }).openapi("ContactWithDuplicateSignal");
 
+/** Each `tag` filter adds a join to the list query; past a few the query only gets slower (decisions §16). */
+export const MAX_TAG_FILTERS = 20;
+
 const isoTime = z.string().refine((v) => toIso(v) !== null, "must be an ISO 8601 timestamp.");
 
 export const ListContactsQuery = z.object({
@@ -95,7 +108,10 @@ export const ListContactsQuery = z.object({
   phone: z.string().optional(),
   contactTypeId: z.string().optional(),
   contactTypeCategory: z.enum(CATEGORIES).optional(),
-  tag: z.union([z.string(), z.array(z.string())]).optional().openapi({ description: "Repeatable; every tag must match." }),
+  tag: z
+    .union([z.string(), z.array(z.string()).max(MAX_TAG_FILTERS, `at most ${MAX_TAG_FILTERS} tag filters in one query.`)])
+    .optional()
+    .openapi({ description: `Repeatable, at most ${MAX_TAG_FILTERS} times; every tag must match.` }),
   updatedSince: isoTime.optional(),
   search: z.string().min(1).max(255).optional(),
   limit: limitParam,

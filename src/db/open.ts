@@ -4,6 +4,7 @@ import { runtime, type SqliteHandle } from "../runtime/index.ts";
 import type { Database } from "./schema.ts";
 import { migrate } from "./migrate.ts";
 import { enableDirectReads } from "./prepared.ts";
+import { refreshStatistics, refreshStatisticsAtOpen } from "./statistics.ts";
 
 export interface OpenDatabase {
   db: Kysely<Database>;
@@ -22,7 +23,12 @@ export interface OpenDatabase {
  * migrations.
  */
 export async function openDatabase(path: string, synchronous: "NORMAL" | "FULL"): Promise<OpenDatabase> {
-  if (path !== ":memory:") runtime.mkdirp(dirname(path));
+  if (path !== ":memory:") {
+    // Owner-only (decisions §16): the folder 0700 when we make it; the file 0600 before SQLite
+    // opens it, and SQLite gives the -wal and -shm files the mode of the database file.
+    runtime.mkdirp(dirname(path));
+    runtime.createPrivateFile(path, "");
+  }
   const raw = runtime.openSqlite(path);
   raw.exec("PRAGMA busy_timeout = 5000");
   raw.exec("PRAGMA journal_mode = WAL");
@@ -30,7 +36,8 @@ export async function openDatabase(path: string, synchronous: "NORMAL" | "FULL")
   raw.exec("PRAGMA foreign_keys = ON");
   raw.exec("PRAGMA cache_size = -16384");
   migrate(raw);
+  refreshStatisticsAtOpen(raw); // planner statistics for a database filled through the API (src/db/statistics.ts)
   const db = new Kysely<Database>({ dialect: raw.dialect });
   enableDirectReads(db, raw);
-  return { db, raw, close: () => db.destroy() };
+  return { db, raw, close: async () => (await refreshStatistics(db).catch(() => undefined), db.destroy()) };
 }

@@ -1,7 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { CreateContactBody, type ContactInput } from "../contacts/schemas.ts";
 import { ApiError } from "../errors.ts";
-import { readCapped } from "../http/body.ts";
 import { validationFailure } from "../http/validation.ts";
 import { checkCustomValue } from "../reference/custom-fields.ts";
 import { HONEYPOT, IDENTITY_FIELDS, type FieldSpec } from "./fields.ts";
@@ -29,25 +28,6 @@ export function encodingOf(contentType: string | undefined): Encoding | null {
   if (type === "application/json") return "json";
   if (type === "application/x-www-form-urlencoded") return "form";
   return null;
-}
-
-/** Reads the body with the API's 1 MiB cap (decisions §5: 413) and parses it by its encoding. */
-export async function readSubmission(request: Request, encoding: Encoding): Promise<RawSubmission> {
-  const text = await readCapped(request);
-  if (encoding === "form") {
-    const params = new URLSearchParams(text);
-    return Object.fromEntries([...new Set(params.keys())].map((key) => [key, params.getAll(key)]));
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw new ApiError("ERR_INVALID_JSON", "The body is not valid JSON.", "body");
-  }
-  if (typeof value !== "object" || value === null || Array.isArray(value)) {
-    throw new ApiError("ERR_FORM_VALIDATION", "body: expected an object of field values.", "body");
-  }
-  return value as RawSubmission;
 }
 
 /** A filled honeypot (decisions §12): any non-blank value. */

@@ -1,74 +1,121 @@
-import type { Context } from "hono";
-import { Hono } from "hono";
+import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
+import type { Context, MiddlewareHandler } from "hono";
+import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { FormRow } from "../db/schema.ts";
 import { ApiError, notFound } from "../errors.ts";
+import { readCapped } from "../http/body.ts";
 import type { AppEnv } from "../http/env.ts";
 import { newId } from "../lib/ids.ts";
 import { isoNow } from "../lib/time.ts";
 import type { FieldSpec } from "./fields.ts";
 import { formPage, messagePage, pageHeaders } from "./html.ts";
-import { encodingOf, honeypotFilled, readSubmission, SubmissionInvalid, toContactInput, type Encoding, type RawSubmission } from "./input.ts";
+import { encodingOf, honeypotFilled, SubmissionInvalid, toContactInput, type Encoding, type RawSubmission } from "./input.ts";
 import { SubmissionLimiter } from "./limiter.ts";
 import { findForm } from "./repository.ts";
-import type { SubmissionAnswer } from "./schemas.ts";
+import { FormIdParam, submissionRoute, type SubmissionAnswer } from "./schemas.ts";
 import { specsOf, submitForm } from "./service.ts";
 
+/** What a submission has shown so far: its answer and its error page are made from it. */
+interface Submission {
+  encoding: Encoding | null;
+  form?: FormRow;
+  specs: FieldSpec[];
+  raw?: RawSubmission;
+}
+
+type FormsEnv = AppEnv & { Variables: { submission: Submission } };
+
 /**
- * Web forms (decisions §10): `GET /f/{formId}` serves the page and `POST
- * /v1/forms/{formId}/submissions` takes it, both without a key, so createApp mounts these
- * ahead of the authenticated API. The answer follows the request: JSON gets JSON (the
- * error envelope on failure), a urlencoded browser post gets HTML or a 303.
+ * `POST /v1/forms/{formId}/submissions` (decisions §10), a typed sub-app like the other
+ * domains. It takes no key, so createApi mounts it ahead of `authenticate`. The gate
+ * (below) finds the form, applies the per-address limit and reads the body once, with the
+ * API's 1 MiB cap; the route's validators parse that text by its content type; the handler
+ * gets `c.req.valid()`. The answer follows the request: JSON gets JSON, a urlencoded
+ * browser post gets HTML or a 303, and its errors too, rendered through the one error
+ * handler of createApp (`renderError`).
  */
-export function formRoutes(limiter = new SubmissionLimiter()): Hono<AppEnv> {
-  const app = new Hono<AppEnv>();
-
-  app.get("/f/:formId", async (c) => {
-    const db = c.var.deps.db;
-    const form = await findForm(db, c.req.param("formId"));
-    if (!form) return page(c, 404, messagePage("Form not found", "There is no form at this address."));
-    return page(c, 200, formPage(form, await specsOf(db, form)), form.redirect_url);
+export function formRoutes(limiter = new SubmissionLimiter()): OpenAPIHono<FormsEnv> {
+  const app = new OpenAPIHono<FormsEnv>();
+  app.openapi({ ...submissionRoute, middleware: [submissionGate(limiter)] }, async (c) => {
+    const { deps, submission } = c.var;
+    const form = submission.form!;
+    const encoding = submission.encoding!;
+    const raw = (submission.raw = encoding === "json" ? c.req.valid("json") : formValues(c.req.valid("form")));
+    // A bot filled the hidden field: answer as a success, store nothing (decisions §12).
+    if (honeypotFilled(raw)) return accepted(c, form, encoding, { submissionId: newId("sub"), submittedAt: isoNow() });
+    submission.specs = await specsOf(deps.db, form);
+    const submitted = await submitForm(deps, form, submission.specs, toContactInput(submission.specs, raw, encoding));
+    return accepted(c, form, encoding, submitted);
   });
-
-  app.post("/v1/forms/:formId/submissions", async (c) => {
-    const deps = c.var.deps;
-    const formId = c.req.param("formId");
-    const encoding = encodingOf(c.req.header("content-type"));
-    let form: FormRow | undefined;
-    let specs: FieldSpec[] = [];
-    let raw: RawSubmission | undefined;
-    try {
-      const decision = limiter.check(c.env?.ip ?? "unknown", formId);
-      if (!decision.allowed) {
-        throw new ApiError("ERR_RATE_LIMITED", "Too many submissions from this address; retry after the time in Retry-After.", undefined, {
-          "Retry-After": String(decision.retryAfterSeconds),
-        });
-      }
-      form = await findForm(deps.db, formId);
-      if (!form) throw notFound("Form");
-      if (!encoding) {
-        throw new ApiError("ERR_UNSUPPORTED_MEDIA_TYPE", "Send the body as application/json or application/x-www-form-urlencoded.");
-      }
-      raw = await readSubmission(c.req.raw, encoding);
-      // A bot filled the hidden field: answer as a success, store nothing (decisions §12).
-      if (honeypotFilled(raw)) return accepted(c, form, encoding, { submissionId: newId("sub"), submittedAt: isoNow() });
-      specs = await specsOf(deps.db, form);
-      const submitted = await submitForm(deps, form, specs, toContactInput(specs, raw, encoding));
-      return accepted(c, form, encoding, submitted);
-    } catch (error) {
-      // JSON callers get the envelope from onError; browsers get a page.
-      if (encoding !== "form" || !(error instanceof ApiError)) throw error;
-      return refused(c, error, form, specs, raw);
-    }
-  });
-
   return app;
 }
 
-function page(c: Context<AppEnv>, status: 200 | 201 | 402 | 404 | 413 | 422 | 429, html: string, redirectUrl: string | null = null) {
-  return c.html(html, status, pageHeaders(redirectUrl));
+/**
+ * `GET /f/{formId}` (decisions §10): the form as a plain HTML page, outside `/v1` and the
+ * API's document. It may be embedded in other sites (decisions §16): no frame-ancestors.
+ */
+export function formPages(): OpenAPIHono<AppEnv> {
+  const app = new OpenAPIHono<AppEnv>();
+  const route = createRoute({
+    method: "get",
+    path: "/f/{formId}",
+    hide: true,
+    request: { params: FormIdParam },
+    responses: {
+      200: { description: "The form.", content: { "text/html": { schema: z.string() } } },
+      404: { description: "No such form.", content: { "text/html": { schema: z.string() } } },
+    },
+  });
+  app.openapi(route, async (c) => {
+    const db = c.var.deps.db;
+    const form = await findForm(db, c.req.valid("param").formId);
+    if (!form) return page(c, 404, messagePage("Form not found", "There is no form at this address."));
+    return page(c, 200, formPage(form, await specsOf(db, form)), form.redirect_url);
+  });
+  return app;
 }
 
-function accepted(c: Context<AppEnv>, form: FormRow, encoding: Encoding, answer: SubmissionAnswer) {
+/**
+ * Runs before the validators, in this order: a browser post gets its errors as pages from
+ * here on; an unknown form is 404 before any limiter state is made for it (decisions §16);
+ * then the per-address limit (10 a minute per form, 60 in all; decisions §9), the content
+ * type (415), and the body, read once (413 past 1 MiB) and left for the validators.
+ */
+function submissionGate(limiter: SubmissionLimiter): MiddlewareHandler<FormsEnv> {
+  return async function submissionGate(c, next) {
+    const submission: Submission = { encoding: encodingOf(c.req.header("content-type")), specs: [] };
+    c.set("submission", submission);
+    if (submission.encoding === "form") c.set("renderError", (error) => refused(c, error, submission));
+    const form = await findForm(c.var.deps.db, c.req.param("formId") ?? "");
+    if (!form) throw notFound("Form");
+    submission.form = form;
+    const decision = limiter.check(c.var.clientAddress, form.id);
+    if (!decision.allowed) {
+      throw new ApiError("ERR_RATE_LIMITED", "Too many submissions from this address; retry after the time in Retry-After.", undefined, {
+        "Retry-After": String(decision.retryAfterSeconds),
+      });
+    }
+    if (!submission.encoding) {
+      throw new ApiError("ERR_UNSUPPORTED_MEDIA_TYPE", "Send the body as application/json or application/x-www-form-urlencoded.");
+    }
+    const text = await readCapped(c.req.raw);
+    // The stream is consumed: the validators read the text through Hono's body cache.
+    (c.req.bodyCache as Record<string, unknown>).text = Promise.resolve(text);
+    await next();
+  };
+}
+
+/** Urlencoded values as parsed by the validator (a string, or an array for a repeated key) → every value of each key. */
+function formValues(form: Record<string, unknown>): RawSubmission {
+  return Object.fromEntries(Object.entries(form).map(([key, value]) => [key, [value].flat().map(String)]));
+}
+
+/** Any page, with the headers every form page carries. */
+function page(c: Context, status: number, html: string, redirectUrl: string | null = null) {
+  return c.html(html, status as ContentfulStatusCode, pageHeaders(redirectUrl));
+}
+
+function accepted(c: Context<FormsEnv>, form: FormRow, encoding: Encoding, answer: SubmissionAnswer) {
   if (encoding === "json") return c.json(answer, 201);
   if (form.redirect_url) return c.redirect(form.redirect_url, 303);
   return page(c, 201, messagePage("Thank you", `We received your submission to ${form.name}.`));
@@ -78,10 +125,12 @@ const TITLES: Record<number, [string, string]> = {
   402: ["Not accepted", "This form cannot take submissions right now. Please try again later."],
   404: ["Form not found", "There is no form at this address."],
   413: ["Too much data", "The submission is larger than this form accepts."],
+  500: ["Something went wrong", "Your submission could not be taken. Please try again later."],
 };
 
 /** A refused browser post: the form again with its errors (422), or a short page saying why. */
-function refused(c: Context<AppEnv>, error: ApiError, form: FormRow | undefined, specs: FieldSpec[], raw: RawSubmission | undefined) {
+function refused(c: Context<FormsEnv>, error: ApiError, submission: Submission): Response {
+  const { form, specs, raw } = submission;
   for (const [name, value] of Object.entries(error.headers ?? {})) c.header(name, value);
   if (error instanceof SubmissionInvalid && form) {
     return page(c, 422, formPage(form, specs, { values: raw, errors: error.errors }), form.redirect_url);
@@ -91,5 +140,5 @@ function refused(c: Context<AppEnv>, error: ApiError, form: FormRow | undefined,
     return page(c, 429, messagePage("Too many submissions", `Please wait ${wait} seconds and send the form again.`));
   }
   const [title, message] = TITLES[error.status] ?? ["Not accepted", error.message];
-  return page(c, error.status as 422, messagePage(title, message));
+  return page(c, error.status, messagePage(title, message));
 }

@@ -5,7 +5,7 @@ export const FormIdParam = z.object({
   formId: z.string().openapi({ param: { name: "formId", in: "path" }, example: "frm_4GJm2sWq8YtR1nXcB7dLp0" }),
 });
 
-export const SubmissionBody = z.record(z.string(), z.unknown()).openapi("FormSubmission", {
+export const SubmissionBody = z.record(z.string(), z.unknown(), { error: "expected an object of field values." }).openapi("FormSubmission", {
   description:
     "The form's field names (contact fields such as `email` or `address.city`, custom-field ids) → values. " +
     "Blank values count as not sent. `_hp` is the honeypot: leave it out or empty.",
@@ -20,9 +20,9 @@ export const SubmissionAccepted = z
   .openapi("FormSubmissionAccepted");
 
 /**
- * POST /v1/forms/{formId}/submissions as the OpenAPI document shows it (decisions §10). It
- * takes no key, so createApp mounts its handler ahead of the authenticated API and only
- * registers this description with the API's document.
+ * POST /v1/forms/{formId}/submissions (decisions §10): the route of the forms sub-app
+ * (src/forms/routes.ts), which validates the body by its content type and puts it in the
+ * API's document. It takes no key: `security: []`.
  */
 export const submissionRoute = createRoute({
   method: "post",
@@ -32,7 +32,7 @@ export const submissionRoute = createRoute({
     "No API key. Takes JSON or `application/x-www-form-urlencoded`. Creates a contact (source `web_form`) or " +
     "updates the project's contact with the same email, then records `web_form.submitted`. JSON requests get " +
     "JSON answers; urlencoded (browser) posts get HTML pages, or a 303 to the form's redirect URL. " +
-    "Limited per client address: 10 a minute per form, 60 a minute in all.",
+    "Limited per client address: 10 a minute per form, 60 a minute in all (an unknown form is a 404 and counts for nothing).",
   tags: ["Web forms"],
   security: [],
   request: {

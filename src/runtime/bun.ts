@@ -1,6 +1,6 @@
 import { Database } from "bun:sqlite";
-import { createReadStream, mkdirSync, statSync } from "node:fs";
-import { createPrivateFile, readText } from "./files.ts";
+import { createReadStream, statSync } from "node:fs";
+import { createPrivateFile, mkdirp, readText, removeFile } from "./files.ts";
 import { BunSqliteDialect } from "kysely-bun-sqlite";
 import { immediateTransactions } from "./immediate.ts";
 import type { Runtime, SqliteHandle } from "./types.ts";
@@ -59,9 +59,10 @@ export const bunRuntime: Runtime = {
   args: () => process.argv.slice(2),
   onSignal: (signal, handler) => void process.on(signal, handler),
   exit: (code) => process.exit(code),
-  mkdirp: (path) => void mkdirSync(path, { recursive: true }),
+  mkdirp,
   readText,
   createPrivateFile,
+  removeFile,
   fileSize: (path) => statSync(path, { throwIfNoEntry: false })?.size ?? null,
   readStream: (path) => createReadStream(path, { highWaterMark: 64 * 1024 }),
   writeStderr: (text) => void process.stderr.write(text),

@@ -1,7 +1,7 @@
 // Deno 2 runtime: node:sqlite behind the same interface as Bun (decisions §1).
 import { DatabaseSync } from "node:sqlite";
-import { createReadStream, mkdirSync, statSync } from "node:fs";
-import { createPrivateFile, readText } from "./files.ts";
+import { createReadStream, statSync } from "node:fs";
+import { createPrivateFile, mkdirp, readText, removeFile } from "./files.ts";
 import process from "node:process";
 import { bindable, nodeSqliteDialect, type SyncDatabase } from "./node-sqlite-dialect.ts";
 import type { Runtime, SqliteHandle } from "./types.ts";
@@ -39,9 +39,10 @@ export const denoRuntime: Runtime = {
   args: () => process.argv.slice(2),
   onSignal: (signal, handler) => void process.on(signal, handler),
   exit: (code) => process.exit(code),
-  mkdirp: (path) => void mkdirSync(path, { recursive: true }),
+  mkdirp,
   readText,
   createPrivateFile,
+  removeFile,
   fileSize: (path) => statSync(path, { throwIfNoEntry: false })?.size ?? null,
   readStream: (path) => createReadStream(path, { highWaterMark: 64 * 1024 }),
   writeStderr: (text) => void process.stderr.write(text),

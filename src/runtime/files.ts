@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 
 // node:fs behaves the same under Bun and Deno; kept here so the rest stays runtime-free.
 
@@ -19,4 +19,14 @@ export function createPrivateFile(path: string, text: string): boolean {
     if ((error as { code?: string }).code === "EEXIST") return false;
     throw error;
   }
+}
+
+/** Creates a folder and its missing parents with mode 0700 (decisions §16); an existing one is left as it is. */
+export function mkdirp(path: string): void {
+  mkdirSync(path, { recursive: true, mode: 0o700 });
+}
+
+/** Removes a file if it is there. */
+export function removeFile(path: string): void {
+  rmSync(path, { force: true });
 }

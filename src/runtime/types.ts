@@ -38,11 +38,14 @@ export interface Runtime {
   args(): string[];
   onSignal(signal: "SIGTERM" | "SIGINT", handler: () => void): void;
   exit(code: number): never;
+  /** Creates a folder and its parents, owner-only (0700), as the database's folder must be (decisions §16). */
   mkdirp(path: string): void;
   /** Reads a file as text; null when it does not exist. */
   readText(path: string): string | null;
   /** Creates a file readable by its owner only (mode 0600); false when it already exists. */
   createPrivateFile(path: string, text: string): boolean;
+  /** Removes a file; nothing when it is not there. */
+  removeFile(path: string): void;
   isTerminal(): boolean;
   /** Size of a file in bytes; null when it does not exist (import progress, backup). */
   fileSize(path: string): number | null;

@@ -1,4 +1,5 @@
 import { sql, type Kysely, type Transaction } from "kysely";
+import { preparedQuery } from "../db/prepared.ts";
 import type { Database } from "../db/schema.ts";
 import { newId } from "../lib/ids.ts";
 
@@ -31,33 +32,25 @@ export interface DueDelivery {
   previous_secret_until: string | null;
 }
 
-/** Ids that may be passed to `not in` (SQLite wants a non-empty list). */
-const orNone = (ids: string[]) => (ids.length ? ids : [""]);
-
-/** Active subscriptions, not among `full`, having a due delivery outside `inFlight`. */
-export async function dueSubscriptions(db: Kysely<Database>, now: string, full: string[], inFlight: string[]): Promise<DueSubscription[]> {
-  return db
+/**
+ * Active subscriptions having a due delivery. Some of those may be in flight already: the
+ * caller knows its claims and skips them (a compiled statement, no per-call id lists).
+ */
+export const dueSubscriptions = preparedQuery<[string], DueSubscription>(1, (db, now) =>
+  db
     .selectFrom("webhooks as w")
     .select(["w.id as webhookId", "w.project_id as projectId"])
     .where("w.status", "=", "active")
-    .where("w.id", "not in", orNone(full))
     .where((eb) =>
       eb.exists(
-        eb
-          .selectFrom("deliveries as d")
-          .select("d.id")
-          .whereRef("d.webhook_id", "=", "w.id")
-          .where("d.status", "=", "pending")
-          .where("d.next_attempt_at", "<=", now)
-          .where("d.id", "not in", orNone(inFlight)),
+        eb.selectFrom("deliveries as d").select("d.id").whereRef("d.webhook_id", "=", "w.id").where("d.status", "=", "pending").where("d.next_attempt_at", "<=", now),
       ),
-    )
-    .execute();
-}
+    ),
+);
 
-/** Up to `limit` due deliveries of one subscription, oldest due first, less those in flight. */
-export async function dueDeliveries(db: Kysely<Database>, webhookId: string, now: string, limit: number, inFlight: string[]): Promise<DueDelivery[]> {
-  return db
+/** Up to `limit` due deliveries of one subscription, oldest due first (in flight ones included: the caller skips its claims). */
+export const dueDeliveries = preparedQuery<[string, string, number], DueDelivery>(3, (db, webhookId, now, limit) =>
+  db
     .selectFrom("deliveries")
     .innerJoin("webhooks", "webhooks.id", "deliveries.webhook_id")
     .innerJoin("events", "events.id", "deliveries.event_id")
@@ -78,12 +71,10 @@ export async function dueDeliveries(db: Kysely<Database>, webhookId: string, now
     .where("deliveries.webhook_id", "=", webhookId)
     .where("deliveries.status", "=", "pending")
     .where("deliveries.next_attempt_at", "<=", now)
-    .where("deliveries.id", "not in", orNone(inFlight))
     .where("webhooks.status", "=", "active")
     .orderBy("deliveries.next_attempt_at")
-    .limit(limit)
-    .execute();
-}
+    .limit(limit),
+);
 
 /**
  * When the next pending delivery of an active subscription is due: one index probe per

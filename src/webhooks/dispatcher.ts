@@ -17,13 +17,18 @@ const STUCK_MS = 60_000;
 export type DeliveryOutcome = "succeeded" | "failed" | "exhausted";
 
 export interface DispatcherOptions {
+  /** Where outcomes are written. */
   db: Kysely<Database>;
+  /** Where due deliveries are looked up: a read-only connection that never waits for writes (src/db/reader.ts); `db` by default. */
+  reader?: Kysely<Database>;
   webhooks: WebhookEnv;
   schedule: number[];
   pollMs: number;
   log: Logger;
   onOutcome?: (outcome: DeliveryOutcome) => void;
   share?: FairShare;
+  /** Milliseconds now (tests drive it). */
+  clock?: () => number;
 }
 
 /**
@@ -38,6 +43,11 @@ export class Dispatcher {
   private readonly share: FairShare;
   /** Deliveries being sent or recorded, and those waiting out a failed record. */
   private readonly claimed = new Set<string>();
+  /** How many of the claims belong to each subscription. */
+  private readonly claimedBy = new Map<string, number>();
+  /** Attempts sent whose outcome is not written yet. */
+  private recording = 0;
+  private readonly reader: Kysely<Database>;
   private running: Promise<void> | null = null;
   private tickStartedAt = 0;
   private again = false;
@@ -48,8 +58,12 @@ export class Dispatcher {
   private outcomes: store.Outcome[] = [];
   private flushing: Promise<store.Recorded> | null = null;
 
+  private readonly clock: () => number;
+
   constructor(private readonly o: DispatcherOptions) {
     this.share = o.share ?? new FairShare();
+    this.clock = o.clock ?? Date.now;
+    this.reader = o.reader ?? o.db;
   }
 
   /**
@@ -68,7 +82,7 @@ export class Dispatcher {
       this.again = true;
       return;
     }
-    this.tickStartedAt = Date.now();
+    this.tickStartedAt = this.clock();
     this.running = this.tick()
       .catch((error) => this.o.log.error("dispatcher tick failed", { error: String(error) }))
       .finally(() => {
@@ -85,7 +99,7 @@ export class Dispatcher {
    * may wait its turn on the database, so only a tick running a minute counts.
    */
   alive(): boolean {
-    return !this.stopping && this.poller !== null && (this.running === null || Date.now() - this.tickStartedAt < STUCK_MS);
+    return !this.stopping && this.poller !== null && (this.running === null || this.clock() - this.tickStartedAt < STUCK_MS);
   }
 
   /** Stops claiming; waits up to 10 s for attempts in flight. Unfinished claims are released on the next start. */
@@ -94,7 +108,7 @@ export class Dispatcher {
     if (this.poller) clearInterval(this.poller);
     if (this.dueTimer) clearTimeout(this.dueTimer);
     await this.running;
-    if (this.share.total === 0) return;
+    if (this.busy() === 0) return;
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, DRAIN_MS);
       this.idle.add(() => {
@@ -107,26 +121,27 @@ export class Dispatcher {
   private async tick(): Promise<void> {
     if (this.share.room() <= 0) return;
     const now = isoNow();
-    const inFlight = [...this.claimed];
-    const candidates = await store.dueSubscriptions(this.o.db, now, this.share.full(), inFlight);
+    const candidates = await store.dueSubscriptions(this.reader, now);
     let started = 0;
     for (const [webhookId, slots] of this.share.allocate(candidates)) {
       if (this.stopping) return;
-      const due = await store.dueDeliveries(this.o.db, webhookId, now, slots, inFlight);
+      // Its oldest due rows, enough to get past those already claimed.
+      const due = await store.dueDeliveries(this.reader, webhookId, now, slots + (this.claimedBy.get(webhookId) ?? 0));
+      let given = 0;
       for (const d of due) {
-        if (this.share.room() <= 0) break;
-        this.claimed.add(d.id);
-        this.share.take(d.webhook_id, d.project_id);
-        started += 1;
+        if (given >= slots || this.claimed.has(d.id)) continue;
+        this.claim(d);
+        given += 1;
         void this.deliver(d);
       }
+      started += given;
     }
     if (started === 0) await this.armDueTimer();
   }
 
   /** Sleeps until the next delivery is due when that is sooner than the next poll. */
   private async armDueTimer(): Promise<void> {
-    const at = await store.nextDueAt(this.o.db);
+    const at = await store.nextDueAt(this.reader);
     if (!at || this.stopping) return;
     const wait = Date.parse(at) - Date.now();
     // Already due but not started: in flight, or its subscription at its cap; a completion wakes us.
@@ -135,16 +150,46 @@ export class Dispatcher {
     this.dueTimer = setTimeout(() => this.wake(), wait + 1);
   }
 
+  private claim(d: store.DueDelivery): void {
+    this.claimed.add(d.id);
+    this.claimedBy.set(d.webhook_id, (this.claimedBy.get(d.webhook_id) ?? 0) + 1);
+    this.share.take(d.webhook_id, d.project_id);
+  }
+
+  private unclaim(d: store.DueDelivery): void {
+    this.claimed.delete(d.id);
+    const left = (this.claimedBy.get(d.webhook_id) ?? 1) - 1;
+    if (left <= 0) this.claimedBy.delete(d.webhook_id);
+    else this.claimedBy.set(d.webhook_id, left);
+  }
+
+  /** Sends in flight and outcomes being written: shutdown waits for both. */
+  private busy(): number {
+    return this.share.total + this.recording;
+  }
+
+  /**
+   * The send holds a slot of the subscription's 4 (the cap is on requests to the
+   * receiver); the claim lasts until the outcome is written, so the row is never picked
+   * again meanwhile, and a failed write keeps it back a while instead of resending at once.
+   */
   private async deliver(d: store.DueDelivery): Promise<void> {
     let release = true;
+    let result: SendResult;
     try {
-      const result = await attemptDelivery({ ...d, deliveryId: d.id }, this.o.webhooks);
-      release = await this.record(d, result);
+      result = await attemptDelivery({ ...d, deliveryId: d.id }, this.o.webhooks);
     } finally {
       this.share.release(d.webhook_id, d.project_id);
-      if (release) this.claimed.delete(d.id);
-      else setTimeout(() => this.claimed.delete(d.id), RECORD_BACKOFF_MS).unref?.();
-      if (this.share.total === 0) for (const notify of this.idle) notify();
+      this.recording += 1;
+      this.wake();
+    }
+    try {
+      release = await this.record(d, result);
+    } finally {
+      this.recording -= 1;
+      if (release) this.unclaim(d);
+      else setTimeout(() => this.unclaim(d), RECORD_BACKOFF_MS).unref?.();
+      if (this.busy() === 0) for (const notify of this.idle) notify();
       this.wake();
     }
   }

@@ -86,6 +86,14 @@ describe("GET /f/{formId}", () => {
     expect(html).not.toContain("<script");
   });
 
+  test("the page may be embedded in other sites: no frame-ancestors, no X-Frame-Options (decisions §16)", async () => {
+    const res = await srv.api("GET", `${srv.origin}/f/${form.id}`, { key: null });
+    expectStatus(res, 200);
+    expect(res.headers.get("content-security-policy")).toContain("default-src 'none'");
+    expect(res.headers.get("content-security-policy")).not.toContain("frame-ancestors");
+    expect(res.headers.get("x-frame-options")).toBeNull();
+  });
+
   test("an unknown form is 404", async () => {
     const res = await srv.api("GET", `${srv.origin}/f/frm_missing`, { key: null });
     expectStatus(res, 404);
@@ -204,6 +212,41 @@ describe("POST /v1/forms/{formId}/submissions", () => {
     expectError(await postJson("frm_missing", { email: "a@example.com" }), "ERR_NOT_FOUND");
     const text = await srv.api("POST", `/forms/${form.id}/submissions`, { key: null, rawBody: "email=a", headers: { "Content-Type": "text/plain" } });
     expectError(text, "ERR_UNSUPPORTED_MEDIA_TYPE");
+  });
+
+  test("a browser post to an unknown form gets a 404 page, with X-Request-Id", async () => {
+    const res = await srv.api("POST", "/forms/frm_missing/submissions", {
+      key: null,
+      rawBody: "email=a%40example.com",
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+    });
+    expectStatus(res, 404);
+    expect(res.headers.get("content-type")).toContain("text/html");
+    expect(res.text).toContain("Form not found");
+    expect(res.headers.get("x-request-id")).toMatch(/^req_/);
+  });
+
+  test("a body over 1 MiB is 413: a page for a browser, the envelope for JSON", async () => {
+    const own = freshForm();
+    const html = await srv.api("POST", `/forms/${own.id}/submissions`, {
+      key: null,
+      rawBody: `email=${"a".repeat(1_048_577)}`,
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+    });
+    expectStatus(html, 413);
+    expect(html.headers.get("content-type")).toContain("text/html");
+    expect(html.text).toContain("Too much data");
+    expectError(await postJson(own.id, { email: "x".repeat(1_048_577) }), "ERR_PAYLOAD_TOO_LARGE");
+  });
+
+  test("a JSON body that is not an object is 422 fieldName body; malformed JSON is ERR_INVALID_JSON", async () => {
+    const own = freshForm();
+    const raw = (rawBody: string) =>
+      srv.api("POST", `/forms/${own.id}/submissions`, { key: null, rawBody, headers: { "Content-Type": "application/json" } });
+    expectError(await raw('["email"]'), "ERR_FORM_VALIDATION", "body");
+    expectError(await raw("null"), "ERR_FORM_VALIDATION", "body");
+    expectError(await raw('{"email":'), "ERR_INVALID_JSON", "body");
+    expectError(await raw(""), "ERR_INVALID_JSON", "body");
   });
 
   test("a form with a redirect URL answers a browser post with 303 there, JSON with 201", async () => {

@@ -70,6 +70,19 @@ const REFUSED: [string, string][] = [
   ["https://service.internal/hook", "a *.internal name"],
   ["https://printer.local/hook", "a *.local name"],
   ["https://user:pass@127.0.0.1/hook", "loopback behind credentials"],
+  ["https://[::127.0.0.1]/hook", "IPv4-compatible loopback (::/96)"],
+  ["https://[::7f00:1]/hook", "IPv4-compatible loopback, hex form"],
+  ["https://[::a9fe:a9fe]/hook", "IPv4-compatible metadata address"],
+  ["https://[::8.8.8.8]/hook", "IPv4-compatible form of a public address (::/96 is refused)"],
+  ["https://[64:ff9b::a9fe:a9fe]/hook", "NAT64 form of the metadata address"],
+  ["https://[64:ff9b::10.0.0.1]/hook", "NAT64 form of a private address"],
+  ["https://[2002:7f00:1::]/hook", "6to4 form of loopback"],
+  ["https://[2002:a9fe:a9fe::1]/hook", "6to4 form of the metadata address"],
+  ["https://[2001:0:4136:e378:8000:63bf:80ff:fffe]/hook", "Teredo whose client is 127.0.0.1"],
+  ["https://[2001:0:4136:e378:8000:63bf:5601:5601]/hook", "Teredo whose client is 169.254.169.254"],
+  ["https://user:pass@93.184.215.14/hook", "credentials (user and password) on a public address"],
+  ["https://user@93.184.215.14/hook", "credentials (user only) on a public address"],
+  ["https://:secret@93.184.215.14/hook", "credentials (password only) on a public address"],
   ["https://127.0.0.1:443/hook", "loopback with an explicit port"],
   ["not a url", "not a URL at all"],
 ];
@@ -97,7 +110,15 @@ describe("names of internal zones are refused even with a trailing dot (the same
 });
 
 describe("accepted subscriber URLs in production", () => {
-  const ACCEPTED = ["https://93.184.215.14/hook", "https://[2606:4700::1111]/x", "https://8.8.8.8:8443/in?x=1"];
+  const ACCEPTED = [
+    "https://93.184.215.14/hook",
+    "https://[2606:4700::1111]/x",
+    "https://8.8.8.8:8443/in?x=1",
+    // IPv6 forms judged by the public IPv4 address they embed (decisions §16).
+    "https://[64:ff9b::808:808]/nat64",
+    "https://[2002:808:808::1]/6to4",
+    "https://[2001:0:4136:e378:8000:63bf:f7f7:f7f7]/teredo",
+  ];
   for (const url of ACCEPTED)
     test(`POST /webhooks accepts a public https address: ${url}`, async () => {
       const res = await srv.api("POST", "/webhooks", { body: { url, events: ["contact.created"] } });
@@ -117,6 +138,10 @@ describe("PATCH applies the same policy", () => {
     "https://0x7f000001/hook",
     "https://metadata.google.internal/",
     "https://foo.localhost/hook",
+    "https://[::7f00:1]/hook",
+    "https://[2002:a9fe:a9fe::]/hook",
+    "https://user:pass@93.184.215.14/hook",
+    "https://token@93.184.215.14/hook",
   ];
   for (const url of PATCH_REFUSED)
     test(`PATCH /webhooks/{id} refuses ${url} and keeps the old url`, async () => {

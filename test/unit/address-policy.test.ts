@@ -14,6 +14,12 @@ const PUBLIC = [
   "2606:4700::1111",
   "2a00:1450:4001:82a::200e",
   "[2606:4700::1111]",
+  // IPv6 forms that embed a public IPv4 address are judged by it (decisions §16).
+  "::ffff:8.8.8.8",
+  "64:ff9b::808:808",
+  "64:ff9b::8.8.8.8",
+  "2002:808:808::1",
+  "2001:0:4136:e378:8000:63bf:f7f7:f7f7",
 ];
 
 const NOT_PUBLIC: [string, string][] = [
@@ -53,6 +59,19 @@ const NOT_PUBLIC: [string, string][] = [
   ["64:ff9b::a00:1", "NAT64 form of 10.0.0.1"],
   ["64:ff9b::7f00:1", "NAT64 form of 127.0.0.1"],
   ["2002:a00:1::", "6to4 form of 10.0.0.1"],
+  ["::127.0.0.1", "IPv4-compatible loopback (::/96)"],
+  ["::7f00:1", "IPv4-compatible loopback, hex form"],
+  ["::a9fe:a9fe", "IPv4-compatible metadata address"],
+  ["::8.8.8.8", "IPv4-compatible form of a public address: ::/96 is refused outright"],
+  ["::ffff:0:808:808", "IPv4-translated (RFC 6145)"],
+  ["64:ff9b::a9fe:a9fe", "NAT64 form of the metadata address"],
+  ["64:ff9b::192.168.0.1", "NAT64 form of a private address, dotted"],
+  ["64:ff9b:1::808:808", "local-use NAT64 prefix (RFC 8215)"],
+  ["2002:7f00:1::", "6to4 form of 127.0.0.1"],
+  ["2002:a9fe:a9fe::1", "6to4 form of the metadata address"],
+  ["2001:0:4136:e378:8000:63bf:80ff:fffe", "Teredo whose client is 127.0.0.1 (bits inverted)"],
+  ["2001:0:4136:e378:8000:63bf:f5ff:fffe", "Teredo whose client is 10.0.0.1"],
+  ["2001:0:4136:e378:8000:63bf:3fff:fdd2", "Teredo whose client is 192.0.2.45 (RFC 4380's example, documentation range)"],
   ["not-an-ip", "not an address"],
   ["", "empty"],
 ];
@@ -130,6 +149,11 @@ describe("checkUrl in production", () => {
     "https://0.0.0.0/",
     "https://169.254.169.254/",
     "https://[fd00:ec2::254]/",
+    "https://[::127.0.0.1]/",
+    "https://[::7f00:1]/",
+    "https://[::a9fe:a9fe]/",
+    "https://[64:ff9b::a9fe:a9fe]/",
+    "https://[2002:a9fe:a9fe::]/",
   ])
     test(`the IP literal ${url} is judged at once, without asking the resolver`, async () => {
       const { resolve, asked } = table({});
@@ -180,6 +204,25 @@ describe("checkUrl in production", () => {
     expect((await checkUrl("https://flip.example.com/", "production", resolve, false)).ok).toBe(true);
     answer = ["127.0.0.1"];
     expect((await checkUrl("https://flip.example.com/", "production", resolve, true)).ok).toBe(false);
+  });
+});
+
+describe("credentials in the URL are refused in every environment (decisions §16)", () => {
+  for (const env of ["production", "sandbox"] as const)
+    for (const url of ["https://user:pass@hooks.example.com/in", "https://user@hooks.example.com/in", "https://:secret@hooks.example.com/in", "http://u:p@127.0.0.1:8080/in"])
+      test(`${env}: ${url}`, async () => {
+        const { resolve, asked } = table({ "hooks.example.com": ["93.184.215.14"] });
+        const v = await checkUrl(url, env, resolve, false);
+        expect(v.ok).toBe(false);
+        if (!v.ok) expect(v.reason).toContain("credentials");
+        expect(asked).toEqual([]);
+      });
+
+  test("an empty user part (`https://@host/`) is no credential: the URL parser drops it", async () => {
+    const { resolve } = table({ "hooks.example.com": ["93.184.215.14"] });
+    const v = await checkUrl("https://@hooks.example.com/in", "production", resolve, false);
+    expect(v.ok).toBe(true);
+    if (v.ok) expect(v.url.href).toBe("https://hooks.example.com/in");
   });
 });
 

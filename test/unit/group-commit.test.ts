@@ -9,7 +9,7 @@ import { sql, type Kysely } from "kysely";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { GroupCommit } from "../../src/db/group-commit.ts";
+import { GroupCommit, WriteQueueFull } from "../../src/db/group-commit.ts";
 import { preparedQuery } from "../../src/db/prepared.ts";
 import { openDatabase, type OpenDatabase } from "../../src/db/open.ts";
 import type { Database } from "../../src/db/schema.ts";
@@ -157,5 +157,44 @@ describe("group commit", () => {
     expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected"]);
     expect(await duringCommitted!).toEqual([{ v: "x" }]); // answered after the COMMIT, so it sees the row
     expect(await duringRolledBack!).toEqual([]); // never the rolled-back row
+  });
+});
+
+describe("the write queue is bounded (decisions §16)", () => {
+  /** A request that holds the writer until the test lets it go. */
+  function holdWriter(writes: GroupCommit) {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const held = writes.run(async (trx) => {
+      await gate;
+      return insert("held")(trx);
+    });
+    return { held, release };
+  }
+
+  test("past its per-owner bound an owner's request is refused at once, while another owner still queues", async () => {
+    const writes = new GroupCommit(db, { maxQueued: 10, maxQueuedPerOwner: 2, maxJobs: 1 });
+    const { held, release } = holdWriter(writes);
+    await Bun.sleep(5);
+    const a1 = writes.run(insert("a1"), "A");
+    const a2 = writes.run(insert("a2"), "A");
+    await expect(writes.run(insert("a3"), "A")).rejects.toBeInstanceOf(WriteQueueFull);
+    const b1 = writes.run(insert("b1"), "B");
+    release();
+    await Promise.all([held, a1, a2, b1]);
+    expect((await rows()).sort()).toEqual(["a1", "a2", "b1", "held"]);
+    // Taken from the queue, an owner's requests count no more: A may queue again.
+    await writes.run(insert("a4"), "A");
+  });
+
+  test("past its total bound every request is refused at once", async () => {
+    const writes = new GroupCommit(db, { maxQueued: 3, maxQueuedPerOwner: 3, maxJobs: 1 });
+    const { held, release } = holdWriter(writes);
+    await Bun.sleep(5);
+    const queued = [writes.run(insert("x"), "X"), writes.run(insert("y"), "Y"), writes.run(insert("z"), "Z")];
+    await expect(writes.run(insert("w"), "W")).rejects.toBeInstanceOf(WriteQueueFull);
+    release();
+    await Promise.all([held, ...queued]);
+    expect(await rows()).toHaveLength(4);
   });
 });
