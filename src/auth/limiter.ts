@@ -89,17 +89,33 @@ export function consume(buckets: Array<{ name: string; bucket: TokenBucket }>, n
 }
 
 /** Fixed one-minute windows per client address for failed authentications (decisions §12). */
+/** Entries a per-address limiter keeps at most (decisions §16): a few MB whatever is sent. */
+export const MAX_LIMITER_ENTRIES = 10_000;
+
 export class FailureWindow {
   private readonly windows = new Map<string, { start: number; count: number }>();
-  constructor(private readonly limit: number, private readonly windowMs = 60_000) {}
+  constructor(
+    private readonly limit: number,
+    private readonly windowMs = 60_000,
+    private readonly maxEntries = MAX_LIMITER_ENTRIES,
+  ) {}
 
-  /** Records a failure; false when the address is past its limit for this window. */
+  /**
+   * Records a failure; false when the address is past its limit for this window. At most
+   * `maxEntries` addresses are remembered (decisions §16: bounded whatever is sent); past
+   * that the address that failed least recently is forgotten first, so one that keeps
+   * failing keeps its count.
+   */
   fail(address: string, now: number): boolean {
     const w = this.windows.get(address);
+    // Re-inserted on every failure: the Map iterates least recent first.
+    this.windows.delete(address);
     if (!w || now - w.start >= this.windowMs) {
+      if (this.windows.size >= this.maxEntries) this.windows.delete(this.windows.keys().next().value!);
       this.windows.set(address, { start: now, count: 1 });
       return true;
     }
+    this.windows.set(address, w);
     w.count += 1;
     return w.count <= this.limit;
   }
@@ -116,5 +132,10 @@ export class FailureWindow {
 
   sweep(now: number): void {
     for (const [address, w] of this.windows) if (now - w.start >= this.windowMs) this.windows.delete(address);
+  }
+
+  /** Addresses remembered now. */
+  get size(): number {
+    return this.windows.size;
   }
 }

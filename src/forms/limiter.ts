@@ -1,9 +1,8 @@
-import { consume, TokenBucket, type LimitDecision } from "../auth/limiter.ts";
+import { consume, MAX_LIMITER_ENTRIES, TokenBucket, type LimitDecision } from "../auth/limiter.ts";
 
 const MINUTE = 60_000;
 
-/** Buckets kept per map at most (decisions §16): about 2 MB of memory whatever is sent. */
-export const MAX_LIMITER_ENTRIES = 10_000;
+export { MAX_LIMITER_ENTRIES };
 
 /**
  * Submissions come without a key, so they are limited per client address (decisions §9),

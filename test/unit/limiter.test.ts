@@ -59,3 +59,21 @@ describe("failed authentications per address (decisions §12)", () => {
     expect(w.fail("1.2.3.4", 61_000)).toBe(true);
   });
 });
+
+describe("FailureWindow memory (decisions §16)", () => {
+  test("it never remembers more addresses than its bound, however many fail", () => {
+    const w = new FailureWindow(30, 60_000, 100);
+    for (let i = 0; i < 1000; i++) w.fail(`2001:db8::${i.toString(16)}`, 1_000 + i);
+    expect(w.size).toBe(100);
+  });
+
+  test("an address that keeps failing keeps its count while new addresses push out the least recent", () => {
+    const w = new FailureWindow(3, 60_000, 10);
+    for (let i = 0; i < 4; i++) w.fail("203.0.113.9", 1_000);
+    for (let i = 0; i < 9; i++) w.fail(`198.51.100.${i}`, 1_001 + i);
+    w.fail("203.0.113.9", 1_010);
+    for (let i = 9; i < 14; i++) w.fail(`198.51.100.${i}`, 1_011 + i);
+    expect(w.size).toBe(10);
+    expect(w.blocked("203.0.113.9", 1_030)).toBe(true);
+  });
+});
