@@ -3,6 +3,7 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { authenticate } from "./auth/middleware.ts";
 import { contactRoutes } from "./contacts/routes.ts";
+import { WriteQueueFull } from "./db/group-commit.ts";
 import { ApiError, errorResponse } from "./errors.ts";
 import type { AppDeps, AppEnv } from "./http/env.ts";
 import { commonErrors, json, security } from "./http/openapi.ts";
@@ -115,6 +116,10 @@ export function createApp(deps: AppDeps) {
 /** Any error as the ApiError it is answered with; an unexpected one is logged with the request id and is a plain 500. */
 function asApiError(error: Error, c: Context<AppEnv>, deps: AppDeps): ApiError {
   if (error instanceof ApiError) return error;
+  // The write queue is full (decisions §16): the server is saturated, the client retries later.
+  if (error instanceof WriteQueueFull) {
+    return new ApiError("ERR_RATE_LIMITED", "Too many writes are waiting; retry after the time in Retry-After.", undefined, { "Retry-After": "1" });
+  }
   if (error instanceof HTTPException) {
     if (error.status === 415) return new ApiError("ERR_UNSUPPORTED_MEDIA_TYPE", "Send the body as application/json.");
     if (error.status === 400 && error.message.startsWith("Malformed FormData")) {

@@ -1,10 +1,10 @@
-import type { Kysely } from "kysely";
 import { emailKey } from "../contacts/matching.ts";
 import { listContactRows } from "../contacts/list-query.ts";
 import * as contacts from "../contacts/repository.ts";
 import type { ContactInput } from "../contacts/schemas.ts";
 import { createContact, parseContactId, patchContact } from "../contacts/service.ts";
-import type { Database, Db, FormRow } from "../db/schema.ts";
+import type { GroupCommit } from "../db/group-commit.ts";
+import type { Db, FormRow } from "../db/schema.ts";
 import { recordEvent } from "../events/record.ts";
 import { newId } from "../lib/ids.ts";
 import { isoNow } from "../lib/time.ts";
@@ -69,7 +69,7 @@ export interface Submitted {
  * web_form.submitted with the contact as it now is (decisions §7).
  */
 export async function submitForm(
-  deps: { db: Kysely<Database>; onEventsCommitted(): void },
+  deps: { writes: GroupCommit; onEventsCommitted(): void },
   form: FormRow,
   specs: FieldSpec[],
   submission: { input: ContactInput; values: Record<string, unknown> },
@@ -78,7 +78,8 @@ export async function submitForm(
   const { input, values } = submission;
   let result: Submitted;
   try {
-    result = await deps.db.transaction().execute(async (trx) => {
+    // The API's write path: group commit, its queue bounded per project (decisions §16).
+    result = await deps.writes.run(async (trx) => {
       const key = input.email ? emailKey(input.email) : null;
       const [match] = key ? await listContactRows(trx, projectId, { emailKey: key }, 1) : [];
       // The email matched: how it was first written (case, spaces) stays.
@@ -101,7 +102,7 @@ export async function submitForm(
         contact,
       });
       return submitted;
-    });
+    }, projectId);
   } catch (error) {
     throw asSubmissionError(error, specs);
   }

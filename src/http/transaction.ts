@@ -1,6 +1,5 @@
 import type { Context, MiddlewareHandler, Next } from "hono";
 import { createHash } from "node:crypto";
-import { WriteQueueFull } from "../db/group-commit.ts";
 import { ApiError } from "../errors.ts";
 import { findIdempotencyRecord, saveIdempotencyRecord, type StoredAnswer } from "../idempotency/repository.ts";
 import type { AppEnv } from "./env.ts";
@@ -111,9 +110,6 @@ async function runInTransaction(
     }, c.var.caller?.projectId);
     deps.onEventsCommitted();
   } catch (error) {
-    if (error instanceof WriteQueueFull) {
-      throw new ApiError("ERR_RATE_LIMITED", "Too many writes are waiting; retry after the time in Retry-After.", undefined, { "Retry-After": "1" });
-    }
     if (!(error instanceof Rollback)) throw error;
   } finally {
     c.set("db", deps.db);
