@@ -48,8 +48,24 @@ export const dueSubscriptions = preparedQuery<[string], DueSubscription>(1, (db,
     ),
 );
 
-/** Up to `limit` due deliveries of one subscription, oldest due first (in flight ones included: the caller skips its claims). */
-export const dueDeliveries = preparedQuery<[string, string, number], DueDelivery>(3, (db, webhookId, now, limit) =>
+/**
+ * Ids of up to `limit` due deliveries of one subscription, oldest due first, from
+ * deliveries_webhook_due alone (db/0006): the caller skips those it has in flight, which
+ * costs index entries, not rows.
+ */
+export const dueDeliveryIds = preparedQuery<[string, string, number], { id: string }>(3, (db, webhookId, now, limit) =>
+  db
+    .selectFrom("deliveries")
+    .select("id")
+    .where("webhook_id", "=", webhookId)
+    .where("status", "=", "pending")
+    .where("next_attempt_at", "<=", now)
+    .orderBy("next_attempt_at")
+    .limit(limit),
+);
+
+/** One delivery with what sending it needs, while it is still pending for an active subscription. */
+export const pendingDelivery = preparedQuery<[string], DueDelivery>(1, (db, id) =>
   db
     .selectFrom("deliveries")
     .innerJoin("webhooks", "webhooks.id", "deliveries.webhook_id")
@@ -68,12 +84,9 @@ export const dueDeliveries = preparedQuery<[string, string, number], DueDelivery
       "webhooks.previous_secret",
       "webhooks.previous_secret_until",
     ])
-    .where("deliveries.webhook_id", "=", webhookId)
+    .where("deliveries.id", "=", id)
     .where("deliveries.status", "=", "pending")
-    .where("deliveries.next_attempt_at", "<=", now)
-    .where("webhooks.status", "=", "active")
-    .orderBy("deliveries.next_attempt_at")
-    .limit(limit),
+    .where("webhooks.status", "=", "active"),
 );
 
 /**

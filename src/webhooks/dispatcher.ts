@@ -13,6 +13,10 @@ const DRAIN_MS = 10_000;
 const RECORD_BACKOFF_MS = 5_000;
 /** A tick running longer than this means the dispatcher is stuck (/readyz). */
 const STUCK_MS = 60_000;
+/** Deliveries a slot sends in a row for its subscription before the fair-share round hands it out again. */
+const SLOT_RUN = 32;
+/** Least time between a tick and the next one it asked for (see wakeSoon). */
+const TICK_GAP_MS = 1;
 
 export type DeliveryOutcome = "succeeded" | "failed" | "exhausted";
 
@@ -54,6 +58,7 @@ export class Dispatcher {
   private stopping = false;
   private poller: ReturnType<typeof setInterval> | null = null;
   private dueTimer: ReturnType<typeof setTimeout> | null = null;
+  private soonTimer: ReturnType<typeof setTimeout> | null = null;
   private readonly idle = new Set<() => void>();
   private outcomes: store.Outcome[] = [];
   private flushing: Promise<store.Recorded> | null = null;
@@ -89,9 +94,22 @@ export class Dispatcher {
         this.running = null;
         if (this.again) {
           this.again = false;
-          this.wake();
+          this.wakeSoon();
         }
       });
+  }
+
+  /**
+   * A wake that came during a tick: the next tick runs a moment later. Commits and
+   * completions wake the dispatcher thousands of times a second under load; run back to
+   * back, their ticks would spin on the database while every slot is taken.
+   */
+  private wakeSoon(): void {
+    if (this.soonTimer || this.stopping) return;
+    this.soonTimer = setTimeout(() => {
+      this.soonTimer = null;
+      this.wake();
+    }, TICK_GAP_MS);
   }
 
   /**
@@ -107,6 +125,7 @@ export class Dispatcher {
     this.stopping = true;
     if (this.poller) clearInterval(this.poller);
     if (this.dueTimer) clearTimeout(this.dueTimer);
+    if (this.soonTimer) clearTimeout(this.soonTimer);
     await this.running;
     if (this.busy() === 0) return;
     await new Promise<void>((resolve) => {
@@ -122,21 +141,16 @@ export class Dispatcher {
     if (this.share.room() <= 0) return;
     const now = isoNow();
     const candidates = await store.dueSubscriptions(this.reader, now);
-    let started = 0;
     for (const [webhookId, slots] of this.share.allocate(candidates)) {
       if (this.stopping) return;
-      // Its oldest due rows, enough to get past those already claimed.
-      const due = await store.dueDeliveries(this.reader, webhookId, now, slots + (this.claimedBy.get(webhookId) ?? 0));
-      let given = 0;
-      for (const d of due) {
-        if (given >= slots || this.claimed.has(d.id)) continue;
-        this.claim(d);
-        given += 1;
-        void this.deliver(d);
+      for (const d of await this.claimDue(webhookId, now, slots)) {
+        this.share.take(d.webhook_id, d.project_id);
+        void this.runSlot(d);
       }
-      started += given;
     }
-    if (started === 0) await this.armDueTimer();
+    // Nothing due at all: sleep until the next retry if it comes before the next poll. (Due
+    // but not started means in flight or at a cap: a completion wakes us.)
+    if (candidates.length === 0) await this.armDueTimer();
   }
 
   /** Sleeps until the next delivery is due when that is sooner than the next poll. */
@@ -150,10 +164,20 @@ export class Dispatcher {
     this.dueTimer = setTimeout(() => this.wake(), wait + 1);
   }
 
-  private claim(d: store.DueDelivery): void {
-    this.claimed.add(d.id);
-    this.claimedBy.set(d.webhook_id, (this.claimedBy.get(d.webhook_id) ?? 0) + 1);
-    this.share.take(d.webhook_id, d.project_id);
+  /** Claims up to `n` due deliveries of a subscription, oldest due first, skipping those already claimed. */
+  private async claimDue(webhookId: string, now: string, n: number): Promise<store.DueDelivery[]> {
+    const ids = await store.dueDeliveryIds(this.reader, webhookId, now, n + (this.claimedBy.get(webhookId) ?? 0));
+    const claimed: store.DueDelivery[] = [];
+    for (const { id } of ids) {
+      if (claimed.length >= n) break;
+      if (this.claimed.has(id)) continue;
+      const [d] = await store.pendingDelivery(this.reader, id);
+      if (!d || this.claimed.has(id)) continue;
+      this.claimed.add(d.id);
+      this.claimedBy.set(d.webhook_id, (this.claimedBy.get(d.webhook_id) ?? 0) + 1);
+      claimed.push(d);
+    }
+    return claimed;
   }
 
   private unclaim(d: store.DueDelivery): void {
@@ -169,20 +193,30 @@ export class Dispatcher {
   }
 
   /**
-   * The send holds a slot of the subscription's 4 (the cap is on requests to the
-   * receiver); the claim lasts until the outcome is written, so the row is never picked
-   * again meanwhile, and a failed write keeps it back a while instead of resending at once.
+   * One slot of a subscription's 4 (the cap is on requests to its receiver): sends, then
+   * goes straight on with the subscription's next due delivery, up to SLOT_RUN in a row,
+   * before handing the slot back to the fair-share round (so a busy subscription runs at
+   * loopback speed, and still yields its slot to others in turn). Outcomes are written
+   * behind it in batches; a claim lasts until its outcome is written, so the row is never
+   * picked again meanwhile, and a failed write keeps it back a while instead of resending.
    */
-  private async deliver(d: store.DueDelivery): Promise<void> {
-    let release = true;
-    let result: SendResult;
+  private async runSlot(first: store.DueDelivery): Promise<void> {
+    let d: store.DueDelivery | undefined = first;
     try {
-      result = await attemptDelivery({ ...d, deliveryId: d.id }, this.o.webhooks);
+      for (let run = 1; d; run++) {
+        const result = await attemptDelivery({ ...d, deliveryId: d.id }, this.o.webhooks);
+        void this.recordAndRelease(d, result);
+        d = run < SLOT_RUN && !this.stopping ? (await this.claimDue(d.webhook_id, isoNow(), 1))[0] : undefined;
+      }
     } finally {
-      this.share.release(d.webhook_id, d.project_id);
-      this.recording += 1;
+      this.share.release(first.webhook_id, first.project_id);
       this.wake();
     }
+  }
+
+  private async recordAndRelease(d: store.DueDelivery, result: SendResult): Promise<void> {
+    this.recording += 1;
+    let release = true;
     try {
       release = await this.record(d, result);
     } finally {

@@ -210,9 +210,20 @@ describe("a delivery that cannot be signed (decisions §16)", () => {
       const times = attempts.map((a: any) => Date.parse(a.at)).sort();
       expect(times[1] - times[0]).toBeGreaterThanOrEqual(800);
       expect(rx.requests).toHaveLength(0);
-      // One line per attempt (warn, warn, error: exhausted), and one for disabling.
-      const lines = second.stdout().split("\n").filter((l) => l.includes(attempts[0].deliveryId));
-      expect(lines.length).toBeLessThanOrEqual(attempts.length + 1);
+      // One line per attempt (warn, warn, error: exhausted), one for disabling; no secret.
+      const lines = second
+        .stdout()
+        .split("\n")
+        .filter((l) => l.includes(attempts[0].deliveryId) || l.includes(w.id))
+        .map((l) => JSON.parse(l));
+      expect(lines.map((l) => `${l.level} ${l.msg}`)).toEqual([
+        "warn webhook attempt failed",
+        "warn webhook attempt failed",
+        "error webhook delivery exhausted",
+        "error webhook subscription disabled",
+      ]);
+      for (const l of lines) expect(l).toMatchObject({ webhookId: w.id, projectId: first.projectId });
+      expect(second.stdout()).not.toContain(w.secret);
     } finally {
       await second.stop();
     }
