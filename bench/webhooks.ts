@@ -1,13 +1,16 @@
 /**
- * Webhook delivery figures (issue 4); `npm run bench` (bench/run.ts) runs this file as a child
- * and folds the BENCH_JSON line it prints into its table and bench/RESULTS.md:
- * - deliveries/s: a backlog of events is queued at once (redeliver) to 8 subscriptions of a
- *   loopback receiver that answers 200 at once; the rate is deliveries over the time until
- *   the last one arrived;
- * - event→delivery latency: contacts created one at a time (40/s); the time from the 201
- *   answer to the delivery's arrival at the receiver, p50/p95.
- * - the server's peak VmRSS over the whole run (bench/rss.ts).
- * The real server runs in sandbox mode (loopback receivers allowed); only 127.0.0.1.
+ * Webhook delivery figures (issue 10); `npm run bench` (bench/run.ts) runs this file as a
+ * child and folds the BENCH_JSON line it prints into its table and bench/RESULTS.md. The real
+ * server runs in sandbox mode (loopback receivers allowed); data comes through the API.
+ * 1. deliveries/s with one subscription while creates run at full speed: a backlog of
+ *    events (recorded while the subscription was disabled, then queued by redeliver) drains
+ *    to a loopback receiver answering 200 at once, while 16 connections create contacts;
+ *    every delivery (backlog and live) over the time until the backlog is gone.
+ * 2. event→delivery under the same create load, no backlog: from the event's createdAt to
+ *    its arrival at the receiver (same machine, same clock), p50/p95.
+ * 3. fairness: project A has 16 subscriptions on a receiver that answers after 5 s and keeps
+ *    firing events; project B's one healthy subscription's event→delivery, p50/max.
+ * The server's peak VmRSS over the whole run (bench/rss.ts).
  *
  *   bun bench/webhooks.ts      (alone: prints the figures; npm run bench:webhooks)
  */
@@ -17,51 +20,99 @@ import { join, resolve } from "node:path";
 import { sampleRss } from "./rss.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
-const EVENTS = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 1500);
-const SUBSCRIPTIONS = Number(process.env.BENCH_SUBSCRIPTIONS ?? 8);
-const LATENCY_SAMPLES = Number(process.env.BENCH_LATENCY_SAMPLES ?? 200);
+const BACKLOG = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 10_000);
+const CREATORS = Number(process.env.BENCH_WEBHOOK_CREATORS ?? 16);
+const LIVE_SECONDS = Number(process.env.BENCH_WEBHOOK_LIVE_SECONDS ?? 8);
+const SLOW_SUBSCRIPTIONS = 16;
 const tmp = mkdtempSync(join(tmpdir(), "crm-bench-wh-"));
+const dbPath = join(tmp, "crm.db");
 const log = (msg: string) => console.log(`[bench:webhooks] ${msg}`);
 const hardStop = setTimeout(() => (console.error("[bench:webhooks] time limit"), cleanup(), process.exit(1)), 10 * 60_000);
 
-const arrivals = new Map<string, number>();
-let received = 0;
-const receiver = Bun.serve({
-  port: 0,
-  hostname: "127.0.0.1",
-  async fetch(request) {
-    const body = await request.text();
-    received++;
-    const id = JSON.parse(body).id as string;
-    if (!arrivals.has(id)) arrivals.set(id, performance.now());
-    return new Response("ok");
-  },
-});
+/** The receiver runs in its own process (bench/webhook-receiver.ts), so its answers never wait on this one. */
+const receiverProc = Bun.spawn([process.execPath, "bench/webhook-receiver.ts"], { cwd: ROOT, stdout: "pipe", stderr: "inherit" });
+const receiverPort = await (async () => {
+  const reader = receiverProc.stdout.getReader();
+  let text = "";
+  while (!text.includes("\n")) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error("the receiver did not start");
+    text += new TextDecoder().decode(value);
+  }
+  return Number(text.trim());
+})();
 
+interface Arrival {
+  path: string;
+  eventId: string;
+  createdAt: number;
+  at: number;
+}
+/** Every delivery the receiver got, in arrival order (synced from it by `sync`). */
+const arrivals: Arrival[] = [];
+async function sync(): Promise<Arrival[]> {
+  const more = (await (await fetch(`http://127.0.0.1:${receiverPort}/__arrivals?from=${arrivals.length}`)).json()) as Arrival[];
+  arrivals.push(...more);
+  return arrivals;
+}
 const port = (() => {
   const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
   const p = s.port!;
   s.stop(true);
   return p;
 })();
-const server = Bun.spawn([process.execPath, ...(process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []), "src/main.ts", "serve"], {
+const profile = process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+const server = Bun.spawn([process.execPath, ...profile, "src/main.ts", "serve"], {
   cwd: ROOT,
-  env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", CRM_DB_PATH: join(tmp, "crm.db"), CRM_ENV: "sandbox", CRM_LOG_LEVEL: "warn" },
+  env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", CRM_DB_PATH: dbPath, CRM_ENV: "sandbox", CRM_LOG_LEVEL: "error" },
   stdout: "pipe",
   stderr: "inherit",
 });
 const rss = sampleRss(server.pid, 100);
 function cleanup() {
   rss.stop();
-  server.kill(process.env.BENCH_CPU_PROF ? "SIGTERM" : "SIGKILL");
-  receiver.stop(true);
+  server.kill(profile.length ? "SIGTERM" : "SIGKILL");
+  receiverProc.kill();
   rmSync(tmp, { recursive: true, force: true });
 }
 
 const percentile = (values: number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 };
+const base = `http://127.0.0.1:${port}/v1`;
+
+function cli(args: string[]) {
+  const r = Bun.spawnSync([process.execPath, "src/main.ts", ...args, "--json"], { cwd: ROOT, env: { ...process.env, CRM_DB_PATH: dbPath, CRM_ENV: "sandbox" } });
+  if (r.exitCode !== 0) throw new Error(`crm ${args.join(" ")}: ${r.stderr}`);
+  return JSON.parse(r.stdout.toString().trim().split("\n").pop()!);
+}
+
+/** A project with limits out of the way and a request function on its key. */
+function project(name: string) {
+  const p = cli(["project", "create", "--name", name, "--rate-limit-per-minute", "100000000", "--contact-creates-per-hour", "100000000"]);
+  const { key } = cli(["key", "create", "--project", p.id, "--scopes", "contacts:read,contacts:write,interactions:write,webhooks:manage"]);
+  const headers = { Authorization: `Bearer ${key}`, "Content-Type": "application/json" };
+  return async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
+    return res.status === 204 ? null : res.json();
+  };
+}
+type Api = ReturnType<typeof project>;
+
+/** `CREATORS` connections creating contacts back to back until `stop()`; resolves with the count. */
+function createAtFullSpeed(api: Api, tag: string) {
+  let running = true;
+  let created = 0;
+  const workers = Array.from({ length: CREATORS }, async (_, w) => {
+    for (let i = 0; running; i++) {
+      await api("POST", "/contacts", { firstName: `${tag}${w}x${i}` });
+      created++;
+    }
+  });
+  return { stop: async () => ((running = false), await Promise.all(workers), created) };
+}
 
 try {
   let out = "";
@@ -71,83 +122,95 @@ try {
     if (done) throw new Error(`server exited: ${out}`);
     out += new TextDecoder().decode(value);
   }
-  const key = out.match(/crm_test_\w{46}/)![0];
-  const base = `http://127.0.0.1:${port}/v1`;
-  for (let i = 0; i < 200; i++) {
-    if (await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false)) break;
-    await Bun.sleep(50);
-  }
-  const projectId = (await (await fetch(`${base}/ping`, { headers: { Authorization: `Bearer ${key}` } })).json()).projectId;
-  Bun.spawnSync([process.execPath, "src/main.ts", "project", "update", projectId, "--rate-limit-per-minute", "100000000", "--contact-creates-per-hour", "100000000"], {
-    cwd: ROOT,
-    env: { ...process.env, CRM_DB_PATH: join(tmp, "crm.db") },
-  });
-  await Bun.sleep(1500);
-  const headers = { Authorization: `Bearer ${key}`, "Content-Type": "application/json" };
-  const api = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${base}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${await res.text()}`);
-    return res.status === 204 ? null : res.json();
-  };
+  const a = project("bench-a");
+  const b = project("bench-b");
+  const rx = `http://127.0.0.1:${receiverPort}`;
 
-  // 1. Throughput: events recorded while the subscriptions are disabled, then queued at once.
-  const hooks: string[] = [];
-  for (let i = 0; i < SUBSCRIPTIONS; i++) {
-    const hook = await api("POST", "/webhooks", { url: `http://127.0.0.1:${receiver.port}/h${i}`, events: ["*"] });
-    await api("PATCH", `/webhooks/${hook.id}`, { status: "disabled" });
-    hooks.push(hook.id);
-  }
+  // 1. Backlog drain to one subscription while creates run at full speed.
+  const hook = await a("POST", "/webhooks", { url: `${rx}/one`, events: ["*"] });
+  await a("PATCH", `/webhooks/${hook.id}`, { status: "disabled" });
   const since = new Date(Date.now() - 1000).toISOString();
-  log(`recording ${EVENTS} events…`);
-  for (let i = 0; i < EVENTS; i += 50) {
-    await Promise.all(Array.from({ length: Math.min(50, EVENTS - i) }, (_, j) => api("POST", "/contacts", { firstName: `W${i + j}` })));
+  log(`recording ${BACKLOG} events…`);
+  for (let i = 0; i < BACKLOG; i += 50) {
+    await Promise.all(Array.from({ length: Math.min(50, BACKLOG - i) }, (_, j) => a("POST", "/contacts", { firstName: `W${i + j}` })));
   }
-  for (const id of hooks) await api("PATCH", `/webhooks/${id}`, { status: "active" });
-  received = 0;
-  const total = EVENTS * SUBSCRIPTIONS;
+  await a("PATCH", `/webhooks/${hook.id}`, { status: "active" });
+  const backlogBefore = Date.now();
+  const from = (await sync()).length;
   const started = performance.now();
-  for (const id of hooks) await api("POST", `/webhooks/${id}/redeliver`, { since });
-  while (received < total && performance.now() - started < 120_000) await Bun.sleep(5);
-  const seconds = (performance.now() - started) / 1000;
-  const delivered = received;
-  const rate = delivered / seconds;
-  log(`${delivered}/${total} deliveries in ${seconds.toFixed(2)} s = ${Math.round(rate)} deliveries/s`);
-
-  // 2. Latency: one subscription, one contact at a time.
-  for (const id of hooks.slice(1)) await api("DELETE", `/webhooks/${id}`);
-  const latencies: number[] = [];
-  for (let i = 0; i < LATENCY_SAMPLES; i++) {
-    const res = await fetch(`${base}/contacts`, { method: "POST", headers, body: JSON.stringify({ firstName: `L${i}` }) });
-    const acknowledged = performance.now();
-    const contactId = (await res.json()).contactId as string;
-    const events = await api("GET", `/events?since=${encodeURIComponent(new Date(Date.now() - 5000).toISOString())}&limit=200`);
-    const event = (events.data as Array<{ id: string; data: { contact?: { contactId: string } } }>).find((e) => e.data.contact?.contactId === contactId)!;
-    const deadline = performance.now() + 5000;
-    while (!arrivals.has(event.id) && performance.now() < deadline) await Bun.sleep(1);
-    latencies.push(arrivals.get(event.id)! - acknowledged);
-    await Bun.sleep(25);
+  const load = createAtFullSpeed(a, "D");
+  await a("POST", `/webhooks/${hook.id}/redeliver`, { since, until: new Date(backlogBefore).toISOString() });
+  const backlogReceived = () => arrivals.slice(from).filter((x) => x.path === "/one" && x.createdAt < backlogBefore).length;
+  while (backlogReceived() < BACKLOG && performance.now() - started < 120_000) {
+    await Bun.sleep(20);
+    await sync();
   }
-  const p50 = percentile(latencies, 50);
-  const p95 = percentile(latencies, 95);
-  const p99 = percentile(latencies, 99);
-  log(`event→delivery after the 201: p50 ${p50.toFixed(2)} ms, p95 ${p95.toFixed(2)} ms, p99 ${p99.toFixed(2)} ms (${latencies.length} samples)`);
+  const seconds = (performance.now() - started) / 1000;
+  const delivered = arrivals.length - from;
+  const createdMeanwhile = await load.stop();
+  const rate = delivered / seconds;
+  log(`${delivered} deliveries in ${seconds.toFixed(2)} s = ${Math.round(rate)} deliveries/s to one subscription, while ${createdMeanwhile} contacts were created (${Math.round(createdMeanwhile / seconds)}/s)`);
+
+  // 2. Live latency under the same load: every event of the window, no backlog.
+  const pending = async () => Number((await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()).match(/^crm_outbox_pending (\d+)/m)?.[1] ?? NaN);
+  for (const until = Date.now() + 60_000; (await pending()) > 0 && Date.now() < until; ) await Bun.sleep(100);
+  const liveFrom = Date.now();
+  const live = createAtFullSpeed(a, "L");
+  await Bun.sleep(LIVE_SECONDS * 1000);
+  const liveCreated = await live.stop();
+  await Bun.sleep(1000);
+  await sync();
+  const liveLatencies = arrivals.filter((x) => x.path === "/one" && x.createdAt >= liveFrom + 500).map((x) => x.at - x.createdAt);
+  const p50 = percentile(liveLatencies, 50);
+  const p95 = percentile(liveLatencies, 95);
+  log(`event→delivery with creates at full speed (${Math.round(liveCreated / LIVE_SECONDS)}/s): p50 ${p50.toFixed(1)} ms, p95 ${p95.toFixed(1)} ms (${liveLatencies.length} events)`);
+  await a("DELETE", `/webhooks/${hook.id}`);
+
+  // 3. Fairness: A's 16 slow subscriptions busy; B's healthy one.
+  for (let i = 0; i < SLOW_SUBSCRIPTIONS; i++) await a("POST", "/webhooks", { url: `${rx}/slow${i}`, events: ["*"] });
+  await b("POST", "/webhooks", { url: `${rx}/fast`, events: ["*"] });
+  let firing = true;
+  const slowFire = (async () => {
+    while (firing) {
+      await a("POST", "/contacts", { firstName: "Slow" });
+      await Bun.sleep(100);
+    }
+  })();
+  await Bun.sleep(2000);
+  const fairFrom = Date.now();
+  for (let i = 0; i < 40; i++) {
+    await b("POST", "/contacts", { firstName: `Fast${i}` });
+    await Bun.sleep(200);
+  }
+  await Bun.sleep(2000);
+  firing = false;
+  await slowFire;
+  await sync();
+  const fair = arrivals.filter((x) => x.path === "/fast" && x.createdAt >= fairFrom).map((x) => x.at - x.createdAt);
+  const fairP50 = percentile(fair, 50);
+  const fairMax = Math.max(...fair);
+  log(`another project's delivery while 16 slow subscriptions are busy: p50 ${fairP50.toFixed(1)} ms, max ${fairMax.toFixed(1)} ms (${fair.length}/40 arrived; target < 1 s: ${fair.length === 40 && fairMax < 1000 ? "PASS" : "MISS"})`);
 
   const result = {
-    events: EVENTS,
-    subscriptions: SUBSCRIPTIONS,
+    events: BACKLOG,
+    subscriptions: 1,
     delivered,
-    total,
     seconds,
     deliveriesPerSecond: rate,
-    latencySamples: latencies.length,
+    createsPerSecondMeanwhile: createdMeanwhile / seconds,
+    latencySamples: liveLatencies.length,
     latencyP50Ms: p50,
     latencyP95Ms: p95,
-    latencyP99Ms: p99,
+    fairnessSamples: fair.length,
+    fairnessP50Ms: fairP50,
+    fairnessMaxMs: fairMax,
     maxRssKb: rss.overall(),
   };
   console.log(`BENCH_JSON ${JSON.stringify(result)}`);
-  log(`deliveries/s ${Math.round(rate)} (target ≥ 2,000/s: ${rate >= 2000 ? "PASS" : "MISS"}); ` +
-    `event→delivery p50 ${p50.toFixed(2)} ms; server peak RSS ${(result.maxRssKb / 1024).toFixed(1)} MB`);
+  log(
+    `deliveries/s ${Math.round(rate)} (target ≥ 2,000/s: ${rate >= 2000 ? "PASS" : "MISS"}); event→delivery p50 ${p50.toFixed(1)} ms (target < 50 ms: ${p50 < 50 ? "PASS" : "MISS"}); ` +
+      `fairness max ${fairMax.toFixed(0)} ms; server peak RSS ${(result.maxRssKb / 1024).toFixed(1)} MB`,
+  );
 } finally {
   clearTimeout(hardStop);
   cleanup();
