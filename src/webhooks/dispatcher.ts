@@ -145,7 +145,7 @@ export class Dispatcher {
       if (this.stopping) return;
       for (const d of await this.claimDue(webhookId, now, slots)) {
         this.share.take(d.webhook_id, d.project_id);
-        void this.runSlot(d);
+        void this.runSlot(d).catch((error) => this.o.log.error("webhook slot failed", { webhookId, error: String(error) }));
       }
     }
     // Nothing due at all: sleep until the next retry if it comes before the next poll. (Due
@@ -204,9 +204,10 @@ export class Dispatcher {
     let d: store.DueDelivery | undefined = first;
     try {
       for (let run = 1; d; run++) {
-        const result = await attemptDelivery({ ...d, deliveryId: d.id }, this.o.webhooks);
-        void this.recordAndRelease(d, result);
-        d = run < SLOT_RUN && !this.stopping ? (await this.claimDue(d.webhook_id, isoNow(), 1))[0] : undefined;
+        const sent: store.DueDelivery = d;
+        const result = await attemptDelivery({ ...sent, deliveryId: sent.id }, this.o.webhooks);
+        void this.recordAndRelease(sent, result).catch((error) => this.o.log.error("webhook outcome failed", { deliveryId: sent.id, error: String(error) }));
+        d = run < SLOT_RUN && !this.stopping ? (await this.claimDue(sent.webhook_id, isoNow(), 1))[0] : undefined;
       }
     } finally {
       this.share.release(first.webhook_id, first.project_id);
