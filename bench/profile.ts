@@ -8,6 +8,7 @@
 import { Database } from "bun:sqlite";
 import { Kysely } from "kysely";
 import { listContacts } from "../src/contacts/list.ts";
+import { ListContactsQuery } from "../src/contacts/schemas.ts";
 import { getContactWithSignal } from "../src/contacts/service.ts";
 import type { Database as Schema } from "../src/db/schema.ts";
 import { openDatabase } from "../src/db/open.ts";
@@ -54,8 +55,9 @@ export async function profileQueries(dbPath: string, projectId: string, cases: P
       const t = performance.now();
       if (typeof input === "number") await getContactWithSignal(db, projectId, input);
       else {
-        const query = Object.fromEntries(new URLSearchParams(input));
-        await listContacts(db, cursors, projectId, { limit: 50, ...query } as never);
+        // Parsed as the route parses it (limit "50" → 50), so the service sees what it sees over HTTP.
+        const query = ListContactsQuery.parse(Object.fromEntries(new URLSearchParams(input)));
+        await listContacts(db, cursors, projectId, query);
       }
       times.push(performance.now() - t);
       for (const q of logged) {

@@ -2,7 +2,10 @@
  * Bulk-seeds contacts straight into a migrated database, row for row as the service writes
  * them (src/contacts/service.ts createContact/toRow): contacts, contact_tags and
  * contact_search_terms, with the service's own emailKey/phoneKey/searchTerms helpers.
- * Deterministic (seeded PRNG), so two runs build the same data set.
+ * Deterministic (seeded PRNG), so two runs build the same data set. No ANALYZE: the
+ * database is left without planner statistics, as one filled through the API is (the
+ * service gathers them itself, src/db/statistics.ts). `npm run bench` builds its data
+ * through the API instead (bench/seed-api.ts); this fast path serves stress/soak.ts.
  *
  *   bun bench/seed.ts <db-path> <project-id> [count]
  */
@@ -12,7 +15,7 @@ import { formatContactId } from "../src/contacts/service.ts";
 import { emptyAddress } from "../src/contacts/state.ts";
 import { newId } from "../src/lib/ids.ts";
 
-const FIRST = `James Mary Robert Patricia John Jennifer Michael Linda David Elizabeth William Barbara Richard Susan Joseph Jessica
+export const FIRST = `James Mary Robert Patricia John Jennifer Michael Linda David Elizabeth William Barbara Richard Susan Joseph Jessica
 Thomas Sarah Charles Karen Christopher Lisa Daniel Nancy Matthew Betty Anthony Margaret Mark Sandra Donald Ashley Steven Kimberly
 Paul Emily Andrew Donna Joshua Michelle Kenneth Carol Kevin Amanda Brian Dorothy George Melissa Timothy Deborah Ronald Stephanie
 Edward Rebecca Jason Sharon Jeffrey Laura Ryan Cynthia Jacob Kathleen Gary Amy Nicholas Angela Eric Shirley Jonathan Anna Stephen
@@ -23,7 +26,7 @@ Megan Christian Andrea Keith Cheryl Roger Hannah Terry Jacqueline Gerald Martha 
 Arthur Madison Lawrence Frances Dylan Kathryn Jesse Janice Jordan Jean Bryan Abigail Billy Alice Joe Julia Bruce Judy Gabriel Sophia
 Logan Grace Albert Denise Willie Amber Alan Doris Juan Marilyn Wayne Danielle Elijah Beverly Randy Isabella Roy Theresa Vincent
 Diana Ralph Natalie Eugene Brittany Russell Charlotte Bobby Marie Mason Kayla Philip Alexis Louis Lori Zoë Ana-Sofía Mei Hiroshi`.split(/\s+/);
-const LAST = `Smith Johnson Williams Brown Jones Garcia Miller Davis Rodriguez Martinez Hernandez Lopez Gonzalez Wilson Anderson Thomas
+export const LAST = `Smith Johnson Williams Brown Jones Garcia Miller Davis Rodriguez Martinez Hernandez Lopez Gonzalez Wilson Anderson Thomas
 Taylor Moore Jackson Martin Lee Perez Thompson White Harris Sanchez Clark Ramirez Lewis Robinson Walker Young Allen King Wright Scott
 Torres Nguyen Hill Flores Green Adams Nelson Baker Hall Rivera Campbell Mitchell Carter Roberts Gomez Phillips Evans Turner Diaz
 Parker Cruz Edwards Collins Reyes Stewart Morris Morales Murphy Cook Rogers Gutierrez Ortiz Morgan Cooper Peterson Bailey Reed Kelly
@@ -34,27 +37,27 @@ Gibson Ellis Tran Medina Aguilar Stevens Murray Ford Castro Marshall Owens Harri
 Vargas Henry Chen Freeman Webb Tucker Guzman Burns Crawford Olson Simpson Porter Hunter Gordon Mendez Silva Shaw Snyder Mason Dixon
 Muñoz Hunt Hicks Holmes Palmer Wagner Black Robertson Boyd Rose Stone Salazar Fox Warren Mills Meyer Rice Schmidt Garza Daniels
 O'Brien Van-der-Berg Müller Sato Kowalski Novak Dubois Rossi Jensen`.split(/\s+/);
-const BIZ_A = "Acme Blue Summit Northwind Pioneer Cedar Harbor Golden Silver Apex Evergreen Red Rock Bright Prairie Coastal Urban Maple Iron Lakeside".split(" ");
-const BIZ_B = "Logistics Bakery Dental Consulting Builders Realty Plumbing Analytics Florist Motors Legal Fitness Media Outfitters Labs Studio Farms Supply".split(" ");
-const BIZ_C = ["LLC", "Inc.", "& Co", "Group", "", "", ""];
-const DOMAINS = "gmail.com yahoo.com outlook.com hotmail.com icloud.com aol.com proton.me example.com mail.com fastmail.com".split(" ");
-const CITIES: Array<[string, string, string]> = [
+export const BIZ_A = "Acme Blue Summit Northwind Pioneer Cedar Harbor Golden Silver Apex Evergreen Red Rock Bright Prairie Coastal Urban Maple Iron Lakeside".split(" ");
+export const BIZ_B = "Logistics Bakery Dental Consulting Builders Realty Plumbing Analytics Florist Motors Legal Fitness Media Outfitters Labs Studio Farms Supply".split(" ");
+export const BIZ_C = ["LLC", "Inc.", "& Co", "Group", "", "", ""];
+export const DOMAINS = "gmail.com yahoo.com outlook.com hotmail.com icloud.com aol.com proton.me example.com mail.com fastmail.com".split(" ");
+export const CITIES: Array<[string, string, string]> = [
   ["Springfield", "IL", "62701"], ["Austin", "TX", "73301"], ["Portland", "OR", "97201"], ["Denver", "CO", "80202"],
   ["Columbus", "OH", "43004"], ["Madison", "WI", "53703"], ["Raleigh", "NC", "27601"], ["Tucson", "AZ", "85701"],
   ["Boise", "ID", "83702"], ["Albany", "NY", "12207"], ["Savannah", "GA", "31401"], ["Spokane", "WA", "99201"],
 ];
-const STREETS = "Main Oak Pine Maple Cedar Elm Washington Lake Hill Park".split(" ");
-const AREA = [212, 305, 312, 415, 503, 512, 602, 617, 702, 713, 720, 808, 919, 971];
+export const STREETS = "Main Oak Pine Maple Cedar Elm Washington Lake Hill Park".split(" ");
+export const AREA = [212, 305, 312, 415, 503, 512, 602, 617, 702, 713, 720, 808, 919, 971];
 /** [name, share of contacts]; a contact gets each tag independently. */
 export const TAGS: Array<[string, number]> = [
   ["newsletter", 0.3], ["vip", 0.02], ["partner", 0.05], ["trade-show-2024", 0.08],
   ["churn-risk", 0.04], ["wholesale", 0.06], ["beta", 0.01], ["referral", 0.1],
 ];
 /** [category, share]; the project's default types (src/projects/service.ts). */
-const TYPE_SHARE: Array<[string, number]> = [["Customer", 0.5], ["Lead", 0.35], ["Other", 0.1], ["Personnel", 0.05]];
+export const TYPE_SHARE: Array<[string, number]> = [["Customer", 0.5], ["Lead", 0.35], ["Other", 0.1], ["Personnel", 0.05]];
 
 /** mulberry32: small, fast, seedable. */
-function prng(seed: number) {
+export function prng(seed: number) {
   let a = seed >>> 0;
   const next = () => {
     a = (a + 0x6d2b79f5) >>> 0;
@@ -68,14 +71,14 @@ function prng(seed: number) {
   return { next, pick, int };
 }
 
-const asciiLower = (s: string) => s.normalize("NFD").replace(/[^A-Za-z0-9]/g, "").toLowerCase();
+export const asciiLower = (s: string) => s.normalize("NFD").replace(/[^A-Za-z0-9]/g, "").toLowerCase();
 
 export interface SeedResult {
   contacts: number;
   searchTerms: number;
   contactTags: number;
   seconds: number;
-  phases: { rows: number; indexes: number; analyze: number };
+  phases: { rows: number; indexes: number };
 }
 
 export function seed(dbPath: string, projectId: string, count: number): SeedResult {
@@ -199,7 +202,6 @@ export function seed(dbPath: string, projectId: string, count: number): SeedResu
   })();
   db.query("UPDATE projects SET last_contact_number = ?, contact_count = ? WHERE id = ?").run(count, count, projectId);
   const indexed = performance.now();
-  db.exec("ANALYZE");
   db.exec("PRAGMA journal_mode = WAL");
   db.close();
   const end = performance.now();
@@ -209,7 +211,7 @@ export function seed(dbPath: string, projectId: string, count: number): SeedResu
     searchTerms: terms,
     contactTags: tagRows,
     seconds: sec(end - started),
-    phases: { rows: sec(loaded - started), indexes: sec(indexed - loaded), analyze: sec(end - indexed) },
+    phases: { rows: sec(loaded - started), indexes: sec(end - loaded) },
   };
 }
 

@@ -1,6 +1,7 @@
 import { sql, type Expression, type ExpressionBuilder, type SelectQueryBuilder, type SqlBool } from "kysely";
 import { keysetAfter } from "../db/keyset.ts";
 import type { Database, Db } from "../db/schema.ts";
+import { filterOnly } from "../db/statistics.ts";
 import { HEAD_LENGTH, prefixEnd, termHead } from "./matching.ts";
 import { withType, type ContactView } from "./repository.ts";
 
@@ -19,82 +20,160 @@ export interface ContactFilters {
 const DENSE_PREFIX = 2000;
 
 /**
- * One page of GET /contacts (decisions §5), `limit + 1` rows, newest update first. The
- * most selective filter drives the query through an index already in list order: a
- * search prefix (contact_search_terms), a tag (contact_tags_recent), or the contacts
- * themselves (contacts_recent, contacts_type, contacts_email, contacts_phone). Every other
- * filter is checked per candidate through an index, so no page scans the project.
+ * One page of GET /contacts (decisions §5), `limit + 1` rows, newest update first. One
+ * filter drives, chosen by kind and by counts we take ourselves, never by the planner's
+ * statistics: an email or phone (contacts_email, contacts_phone: a handful of rows,
+ * sorted), else the rarest search word (contact_search_terms), else the rarest tag
+ * (contact_tags_recent), else a contact type (contacts_type), else the project in list
+ * order (contacts_recent). Every other filter is a per-candidate check written with
+ * `filterOnly`, so the driver's index is the only one the planner can pick: on a database
+ * filled through the API, with no statistics, `?email=` walked the whole project
+ * (docs/performance.md).
  */
 export async function listContactRows(db: Db, projectId: string, f: ContactFilters, limit: number): Promise<ContactView[]> {
-  let q = withType(db).where("contacts.project_id", "=", projectId);
-  if (f.searchTokens?.length || f.tagIds?.length) {
-    const ids = await drivenIds(db, projectId, f, limit + 1);
-    if (ids.length === 0) return [];
-    q = q.where("contacts.id", "in", ids);
-  } else {
-    q = q.where((eb) => contactCondition(eb as never, f));
-    if (f.after) q = q.where((eb) => keysetAfter(eb as never, ["contacts.updated_at", "contacts.contact_number"], f.after!, "desc"));
+  if (f.contactTypeIds?.length === 0) return [];
+  if (f.emailKey !== undefined || f.phoneKey !== undefined) return keyedRows(db, projectId, f, limit);
+  const search = f.searchTokens?.length ? await searchDriver(db, projectId, f.searchTokens, limit + 1) : null;
+  if (search?.driver) return rowsByIds(db, projectId, await drivenIds(db, search.driver, { ...f, searchTokens: search.rest }, limit + 1));
+  // No search word is rare enough to drive (only dense 1–2 letter words): they become checks.
+  if (f.tagIds?.length) {
+    const [first, ...rest] = await rarestTagFirst(db, f.tagIds);
+    return rowsByIds(db, projectId, await drivenIds(db, tagDriver(first!), { ...f, tagIds: rest }, limit + 1));
   }
+  if (f.contactTypeIds) return typedRows(db, projectId, f, f.contactTypeIds, limit);
+  let q = withType(db).where("contacts.project_id", "=", projectId);
+  if (f.updatedSince) q = q.where("contacts.updated_at", ">=", f.updatedSince);
+  if (f.searchTokens?.length) q = q.where((eb) => candidateCondition(eb as never, { searchTokens: f.searchTokens }));
+  if (f.after) q = q.where((eb) => keysetAfter(eb as never, ["contacts.updated_at", "contacts.contact_number"], f.after!, "desc"));
   return q.orderBy("contacts.updated_at", "desc").orderBy("contacts.contact_number", "desc").limit(limit + 1).execute();
+}
+
+/** By email (else phone) match key: its index gives the few candidates, sorted here. */
+function keyedRows(db: Db, projectId: string, f: ContactFilters, limit: number): Promise<ContactView[]> {
+  const byEmail = f.emailKey !== undefined;
+  const rest: ContactFilters = { ...f, emailKey: undefined, phoneKey: byEmail ? f.phoneKey : undefined, after: undefined };
+  let q = withType(db)
+    .where("contacts.project_id", "=", projectId)
+    .where(byEmail ? "contacts.email_key" : "contacts.phone_key", "=", (byEmail ? f.emailKey : f.phoneKey) ?? null)
+    .where((eb) => candidateCondition(eb as never, rest));
+  const order = [filterOnly("contacts.updated_at"), filterOnly("contacts.contact_number")] as const;
+  if (f.after) q = q.where((eb) => keysetAfter(eb as never, order, f.after!, "desc"));
+  return q.orderBy(order[0], "desc").orderBy(order[1], "desc").limit(limit + 1).execute();
+}
+
+/**
+ * By contact type: each type's contacts_type range is in list order; several types (a
+ * category) are merged here, at most `limit + 1` rows from each.
+ */
+async function typedRows(db: Db, projectId: string, f: ContactFilters, typeIds: string[], limit: number): Promise<ContactView[]> {
+  const pages = await Promise.all(
+    typeIds.map((typeId) => {
+      // project_id as a filter only: otherwise contacts_recent would compete (types belong to one project).
+      let q = withType(db).where(filterOnly("contacts.project_id"), "=", projectId).where("contacts.contact_type_id", "=", typeId);
+      if (f.updatedSince) q = q.where("contacts.updated_at", ">=", f.updatedSince);
+      if (f.searchTokens?.length) q = q.where((eb) => candidateCondition(eb as never, { searchTokens: f.searchTokens }));
+      if (f.after) q = q.where((eb) => keysetAfter(eb as never, ["contacts.updated_at", "contacts.contact_number"], f.after!, "desc"));
+      return q.orderBy("contacts.updated_at", "desc").orderBy("contacts.contact_number", "desc").limit(limit + 1).execute();
+    }),
+  );
+  if (pages.length === 1) return pages[0]!;
+  const listOrder = (a: ContactView, b: ContactView) =>
+    a.updated_at === b.updated_at ? b.contact_number - a.contact_number : a.updated_at < b.updated_at ? 1 : -1;
+  return pages.flat().sort(listOrder).slice(0, limit + 1);
+}
+
+/**
+ * The contacts of a driven page by primary key, the ids (already in list order) as the outer
+ * loop: with `id IN (…)`, statistics taken while the table was small made SQLite scan every
+ * contact rather than look up the page; a CROSS JOIN keeps its left side outer in SQLite.
+ */
+async function rowsByIds(db: Db, projectId: string, ids: number[]): Promise<ContactView[]> {
+  if (ids.length === 0) return [];
+  const list = sql<{ column1: number }>`(VALUES ${sql.join(ids.map((id) => sql`(${id})`))})`.as("ids");
+  const rows: ContactView[] = await db
+    .selectFrom(list)
+    .crossJoin("contacts")
+    .leftJoin("contact_types", "contact_types.id", "contacts.contact_type_id")
+    .selectAll("contacts")
+    .select(["contact_types.name as type_name", "contact_types.category as type_category"])
+    .whereRef("contacts.id", "=", "ids.column1")
+    .where(filterOnly("contacts.project_id"), "=", projectId)
+    .execute();
+  const position = new Map(ids.map((id, i) => [id, i]));
+  return rows.sort((a, b) => position.get(a.id)! - position.get(b.id)!);
+}
+
+/**
+ * The filters a candidate row must also pass, none of them usable to pick an index
+ * (`filterOnly`): the candidate comes from the driver, these only accept or refuse it.
+ */
+function candidateCondition(eb: ExpressionBuilder<Database, "contacts">, f: ContactFilters): Expression<SqlBool> {
+  const conditions: Expression<SqlBool>[] = [];
+  if (f.emailKey !== undefined) conditions.push(eb(filterOnly("contacts.email_key"), "=", f.emailKey));
+  if (f.phoneKey !== undefined) conditions.push(eb(filterOnly("contacts.phone_key"), "=", f.phoneKey));
+  if (f.contactTypeIds) conditions.push(eb(filterOnly("contacts.contact_type_id"), "in", f.contactTypeIds));
+  if (f.updatedSince) conditions.push(eb(filterOnly("contacts.updated_at"), ">=", f.updatedSince));
+  for (const tagId of f.tagIds ?? []) {
+    conditions.push(
+      eb.exists(
+        eb.selectFrom("contact_tags").select("contact_tags.tag_id").whereRef("contact_tags.contact_id", "=", "contacts.id").where(filterOnly("contact_tags.tag_id"), "=", tagId),
+      ),
+    );
+  }
+  for (const token of f.searchTokens ?? []) conditions.push(hasTerm(eb as never, "contacts.id", token));
+  return eb.and(conditions);
+}
+
+/** The contact has a search term starting with `token` (contact_search_terms_contact). */
+function hasTerm(eb: ExpressionBuilder<Database, never>, contactId: string, token: string): Expression<SqlBool> {
+  return eb.exists(
+    eb
+      .selectFrom("contact_search_terms as o")
+      .select("o.contact_id")
+      .where("o.contact_id", "=", sql.ref<number>(contactId))
+      .where("o.term", ">=", token)
+      .where("o.term", "<", prefixEnd(token)),
+  );
 }
 
 /** A driver table under alias `t`: it carries contact_id and the order keys. */
 type DriverDb = Database & { t: { contact_id: number; updated_at: string; contact_number: number } };
 type DriverQuery = SelectQueryBuilder<DriverDb, "t", object>;
 type DriverBuilder = ExpressionBuilder<DriverDb, "t">;
-
-/** Filters on the contact's own columns and its tags. */
-function contactCondition(eb: ExpressionBuilder<Database, "contacts">, f: ContactFilters, skipTags = 0): Expression<SqlBool> {
-  const conditions: Expression<SqlBool>[] = [];
-  if (f.emailKey !== undefined) conditions.push(eb("contacts.email_key", "=", f.emailKey));
-  if (f.phoneKey !== undefined) conditions.push(eb("contacts.phone_key", "=", f.phoneKey));
-  if (f.contactTypeIds) {
-    conditions.push(f.contactTypeIds.length ? eb("contacts.contact_type_id", "in", f.contactTypeIds) : sql<SqlBool>`1 = 0`);
-  }
-  if (f.updatedSince) conditions.push(eb("contacts.updated_at", ">=", f.updatedSince));
-  for (const tagId of (f.tagIds ?? []).slice(skipTags)) {
-    conditions.push(
-      eb.exists(
-        eb.selectFrom("contact_tags").select("contact_tags.tag_id").whereRef("contact_tags.contact_id", "=", "contacts.id").where("contact_tags.tag_id", "=", tagId),
-      ),
-    );
-  }
-  return eb.and(conditions);
+/** `ordered`: its index yields rows in list order (walk it); otherwise its few matches are sorted. */
+interface Driver {
+  query: (db: Db) => DriverQuery;
+  ordered: boolean;
 }
 
 /**
- * Contact ids in list order from a driver table (search terms or tags), with the other
- * filters as per-candidate index probes; a contact reached through several terms counts once.
+ * Contact ids in list order from a driver table (search terms or tags), with the filters
+ * `f` leaves as per-candidate checks; a contact reached through several terms counts once.
  */
-async function drivenIds(db: Db, projectId: string, f: ContactFilters, wanted: number): Promise<number[]> {
-  const driver = f.searchTokens?.length ? await searchDriver(db, projectId, f.searchTokens) : tagDriver(f.tagIds![0]!);
-  const rest: ContactFilters = { ...f, tagIds: f.searchTokens?.length ? f.tagIds : f.tagIds!.slice(1) };
-  const needsContact = rest.emailKey !== undefined || rest.phoneKey !== undefined || rest.contactTypeIds !== undefined || !!rest.tagIds?.length;
+async function drivenIds(db: Db, driver: Driver, f: ContactFilters, wanted: number): Promise<number[]> {
+  const rest: ContactFilters = { contactTypeIds: f.contactTypeIds, tagIds: f.tagIds };
+  const needsContact = rest.contactTypeIds !== undefined || !!rest.tagIds?.length;
+  // A sorted driver's order keys are filters only, so its term range stays the only index choice.
+  const key = (column: "updated_at" | "contact_number") => (driver.ordered ? sql.ref<string>(`t.${column}`) : filterOnly<string>(`t.${column}`));
   const ids: number[] = [];
   let after = f.after;
   for (let round = 0; round < 100 && ids.length < wanted; round++) {
     const batch = wanted * 2;
-    let q = driver(db);
-    for (const token of f.searchTokens?.slice(1) ?? []) {
-      q = q.where((eb: DriverBuilder) =>
-        eb.exists(
-          eb.selectFrom("contact_search_terms as o").select("o.contact_id").whereRef("o.contact_id", "=", "t.contact_id").where("o.term", ">=", token).where("o.term", "<", prefixEnd(token)),
-        ),
-      );
-    }
+    let q = driver.query(db);
+    for (const token of f.searchTokens ?? []) q = q.where((eb: DriverBuilder) => hasTerm(eb as never, "t.contact_id", token));
     if (needsContact) {
       q = q.where((eb: DriverBuilder) =>
         eb.exists(
-          eb.selectFrom("contacts").select("contacts.id").whereRef("contacts.id", "=", "t.contact_id").where((c) => contactCondition(c as never, { ...rest, updatedSince: undefined })),
+          eb.selectFrom("contacts").select("contacts.id").whereRef("contacts.id", "=", "t.contact_id").where((c) => candidateCondition(c as never, rest)),
         ),
       );
     }
-    if (f.updatedSince) q = q.where("t.updated_at", ">=", f.updatedSince);
-    if (after) q = q.where((eb: DriverBuilder) => keysetAfter(eb as never, ["t.updated_at", "t.contact_number"], after!, "desc"));
+    if (f.updatedSince) q = q.where(key("updated_at"), ">=", f.updatedSince);
+    if (after) q = q.where((eb: DriverBuilder) => keysetAfter(eb as never, [key("updated_at"), key("contact_number")], after!, "desc"));
     const rows: Array<{ contact_id: number; updated_at: string; contact_number: number }> = await q
       .select(["t.contact_id", "t.updated_at", "t.contact_number"])
-      .orderBy("t.updated_at", "desc")
-      .orderBy("t.contact_number", "desc")
+      .orderBy(key("updated_at"), "desc")
+      .orderBy(key("contact_number"), "desc")
       .limit(batch)
       .execute();
     for (const r of rows) if (!ids.includes(r.contact_id) && ids.length < wanted) ids.push(r.contact_id);
@@ -105,33 +184,69 @@ async function drivenIds(db: Db, projectId: string, f: ContactFilters, wanted: n
   return ids;
 }
 
-function tagDriver(tagId: string) {
-  return (db: Db) => db.selectFrom("contact_tags as t").where("t.tag_id", "=", tagId) as unknown as DriverQuery;
+/** Several tags: the one with the fewest contacts (counted up to 2,000) drives; ties keep their order. */
+async function rarestTagFirst(db: Db, tagIds: string[]): Promise<string[]> {
+  if (tagIds.length === 1) return tagIds;
+  const counted = await Promise.all(
+    tagIds.map(async (tagId, i) => {
+      const row = await db
+        .selectFrom((d) => d.selectFrom("contact_tags").select("contact_id").where("tag_id", "=", tagId).limit(DENSE_PREFIX).as("m"))
+        .select((eb) => eb.fn.countAll<number>().as("n"))
+        .executeTakeFirstOrThrow();
+      return { tagId, n: Number(row.n), i };
+    }),
+  );
+  return counted.sort((a, b) => a.n - b.n || a.i - b.i).map((c) => c.tagId);
+}
+
+/** A tag's rows in list order (contact_tags_recent); the other tags are per-candidate checks. */
+function tagDriver(tagId: string): Driver {
+  return { query: (db) => db.selectFrom("contact_tags as t").where("t.tag_id", "=", tagId) as unknown as DriverQuery, ordered: true };
 }
 
 /**
- * The first search token's matches. A rare prefix (fewer than 2,000 term rows) takes its
- * range of the primary key and sorts it; a dense one (3+ characters) walks its `head`
- * group in list order and stops at the page, so both stay a few thousand index entries.
+ * Which search word drives, and how; the other words (`rest`) are per-candidate checks.
+ * A word of exactly 3 characters is a whole `head` group of contact_search_terms_walk:
+ * walking it in list order reads only its matches, so it needs no count. Otherwise each
+ * word's term rows are counted up to a cap (an index range, no more) and the rarest drives:
+ * fewer than 2,000 matches take their range of the primary key and are sorted; a denser
+ * word of 4+ characters walks its head group; a dense 1–2 letter word has no group to walk,
+ * and past the cap (a large share of the project, so candidates match often) no word drives
+ * (`driver: null`): the page walks the contacts in list order, checking the words on each.
  */
-async function searchDriver(db: Db, projectId: string, tokens: string[]) {
-  const token = tokens[0]!;
-  const range = (d: Db) =>
+async function searchDriver(db: Db, projectId: string, tokens: string[], wanted: number) {
+  const range = (d: Db, token: string) =>
     d.selectFrom("contact_search_terms as t").where("t.project_id", "=", projectId).where("t.term", ">=", token).where("t.term", "<", prefixEnd(token));
-  const length = [...token].length;
-  if (length >= HEAD_LENGTH) {
-    const counted = await db
-      .selectFrom((d) => range(d as never).select("t.contact_id").limit(DENSE_PREFIX).as("m"))
-      .select((eb) => eb.fn.countAll<number>().as("n"))
-      .executeTakeFirstOrThrow();
-    if (Number(counted.n) >= DENSE_PREFIX) {
-      return (d: Db) =>
-        d
-          .selectFrom("contact_search_terms as t")
-          .where("t.project_id", "=", projectId)
-          .where("t.head", "=", termHead(token))
-          .where(sql<string>`substr(t.term, 1, ${length})`, "=", token) as unknown as DriverQuery;
-    }
-  }
-  return (d: Db) => range(d) as unknown as DriverQuery;
+  const walk = (token: string): Driver => ({
+    query: (d) =>
+      d
+        .selectFrom("contact_search_terms as t")
+        .where("t.project_id", "=", projectId)
+        .where("t.head", "=", termHead(token))
+        .where(sql<string>`substr(t.term, 1, ${[...token].length})`, "=", token) as unknown as DriverQuery,
+    ordered: true,
+  });
+  if (tokens.length === 1 && [...tokens[0]!].length === HEAD_LENGTH) return { driver: walk(tokens[0]!), rest: [] };
+  // Sorting `cap` rows costs about what walking `wanted × contacts / cap` candidates does.
+  const project = await db.selectFrom("projects").select("contact_count").where("id", "=", projectId).executeTakeFirst();
+  const cap = Math.max(DENSE_PREFIX, Math.round(Math.sqrt(wanted * (project?.contact_count ?? 0))));
+  const counts = await Promise.all(
+    tokens.map(async (token) => {
+      // A lone word of 4+ characters walks once past 2,000: no need to count further.
+      const limit = tokens.length === 1 && [...token].length > HEAD_LENGTH ? DENSE_PREFIX : cap;
+      const row = await db
+        .selectFrom((d) => range(d as never, token).select("t.contact_id").limit(limit).as("m"))
+        .select((eb) => eb.fn.countAll<number>().as("n"))
+        .executeTakeFirstOrThrow();
+      return { token, n: Number(row.n), length: [...token].length };
+    }),
+  );
+  // Rarest first; among words past the cap, a walkable one, the longest (a longer prefix matches fewer).
+  const rank = (c: { length: number }) => (c.length === HEAD_LENGTH ? 1000 : c.length);
+  counts.sort((a, b) => (a.n !== b.n ? a.n - b.n : rank(b) - rank(a)));
+  const best = counts[0]!;
+  const rest = tokens.filter((t) => t !== best.token);
+  if (best.length === HEAD_LENGTH || (best.n >= DENSE_PREFIX && best.length > HEAD_LENGTH)) return { driver: walk(best.token), rest };
+  if (best.n >= cap) return { driver: null, rest: tokens };
+  return { driver: { query: (d: Db) => range(d, best.token) as unknown as DriverQuery, ordered: false } as Driver, rest };
 }

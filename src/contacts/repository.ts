@@ -78,10 +78,12 @@ const tagsOfOne = preparedQuery<[number], { contact_id: number; id: string; name
 export async function tagsOfContacts(db: Db, contactIds: number[]) {
   if (contactIds.length === 0) return [];
   if (contactIds.length === 1) return tagsOfOne(db, contactIds[0]!);
+  // CROSS JOIN keeps the page's tag rows outer in SQLite: stale statistics made it walk every project's tags by name.
   return db
     .selectFrom("contact_tags")
-    .innerJoin("tags", "tags.id", "contact_tags.tag_id")
+    .crossJoin("tags")
     .select(["contact_tags.contact_id", "tags.id", "tags.name"])
+    .whereRef("tags.id", "=", "contact_tags.tag_id")
     .where("contact_tags.contact_id", "in", contactIds)
     .orderBy("tags.name")
     .execute();

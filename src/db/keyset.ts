@@ -7,11 +7,14 @@ import { sql, type Expression, type ExpressionBuilder, type SqlBool } from "kyse
  */
 export function keysetAfter(
   eb: ExpressionBuilder<never, never>,
-  columns: readonly [string, string],
+  columns: readonly [string | Expression<unknown>, string | Expression<unknown>],
   position: readonly [string | number, string | number],
   direction: "asc" | "desc",
 ): Expression<SqlBool> {
   const op = direction === "asc" ? ">" : "<";
-  const [first, second] = [sql.ref(columns[0]), sql.ref(columns[1])];
-  return eb.or([eb(first, op, position[0]), eb.and([eb(first, "=", position[0]), eb(second, op, position[1])])]);
+  // A column is a name, or an expression such as filterOnly(name) (src/db/statistics.ts).
+  const [first, second] = columns.map((c) => (typeof c === "string" ? sql.ref(c) : c)) as [Expression<unknown>, Expression<unknown>];
+  const after = eb.or([eb(first, op, position[0]), eb.and([eb(first, "=", position[0]), eb(second, op, position[1])])]);
+  // The first column's own bound lets an index seek to the position instead of walking every earlier page.
+  return eb.and([eb(first, `${op}=`, position[0]), after]);
 }

@@ -5,7 +5,7 @@ import m0001 from "../../db/0001_init.sql" with { type: "text" };
 import m0002 from "../../db/0002_webhooks.sql" with { type: "text" };
 import m0003 from "../../db/0003_forms.sql" with { type: "text" };
 import m0004 from "../../db/0004_order_keys_and_delivery_status.sql" with { type: "text" };
-import m0006 from "../../db/0006_deliveries_due_by_subscription.sql" with { type: "text" };
+import m0005 from "../../db/0005_deliveries_due_by_subscription.sql" with { type: "text" };
 
 /** One migration: its file name without `.sql`, and its text (checksummed when applied). */
 export interface Migration {
@@ -18,5 +18,5 @@ export const migrations: readonly Migration[] = [
   { name: "0002_webhooks", sql: m0002 },
   { name: "0003_forms", sql: m0003 },
   { name: "0004_order_keys_and_delivery_status", sql: m0004 },
-  { name: "0006_deliveries_due_by_subscription", sql: m0006 },
+  { name: "0005_deliveries_due_by_subscription", sql: m0005 },
 ];

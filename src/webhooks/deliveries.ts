@@ -6,7 +6,7 @@ import { newId } from "../lib/ids.ts";
 /**
  * Repository of the dispatcher: finds due deliveries and records their attempts. Every
  * query is driven from the active subscriptions through deliveries(webhook_id, status,
- * next_attempt_at) (db/0006), so a disabled subscription's parked rows are never read and
+ * next_attempt_at) (db/0005), so a disabled subscription's parked rows are never read and
  * a busy subscription's backlog costs a few index entries, not a scan (decisions §16).
  */
 
@@ -50,7 +50,7 @@ export const dueSubscriptions = preparedQuery<[string], DueSubscription>(1, (db,
 
 /**
  * Ids of up to `limit` due deliveries of one subscription, oldest due first, from
- * deliveries_webhook_due alone (db/0006): the caller skips those it has in flight, which
+ * deliveries_webhook_due alone (db/0005): the caller skips those it has in flight, which
  * costs index entries, not rows.
  */
 export const dueDeliveryIds = preparedQuery<[string, string, number], { id: string }>(3, (db, webhookId, now, limit) =>
@@ -67,9 +67,13 @@ export const dueDeliveryIds = preparedQuery<[string, string, number], { id: stri
 /** One delivery with what sending it needs, while it is still pending for an active subscription. */
 export const pendingDelivery = preparedQuery<[string], DueDelivery>(1, (db, id) =>
   db
+    // CROSS JOIN keeps the delivery outermost in SQLite whatever the statistics say (a
+    // primary-key lookup, then one each in webhooks and events).
     .selectFrom("deliveries")
-    .innerJoin("webhooks", "webhooks.id", "deliveries.webhook_id")
-    .innerJoin("events", "events.id", "deliveries.event_id")
+    .crossJoin("webhooks")
+    .crossJoin("events")
+    .whereRef("webhooks.id", "=", "deliveries.webhook_id")
+    .whereRef("events.id", "=", "deliveries.event_id")
     .select([
       "deliveries.id",
       "deliveries.event_id",
