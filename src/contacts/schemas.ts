@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { isEmail, isHttpUrl } from "../lib/formats.ts";
 import { cursorParam, limitParam, listEnvelope } from "../lib/pagination.ts";
-import { toIso } from "../lib/time.ts";
+import { isoTimeSchema } from "../lib/time.ts";
 import { CATEGORIES, TagSchema } from "../reference/schemas.ts";
 
 const text = (max: number) => z.string().max(max, `at most ${max} characters.`);
@@ -101,7 +101,6 @@ export const ContactWithSignal = ContactSchema.extend({
 /** Each `tag` filter adds a join to the list query; past a few the query only gets slower (decisions §16). */
 export const MAX_TAG_FILTERS = 20;
 
-const isoTime = z.string().refine((v) => toIso(v) !== null, "must be an ISO 8601 timestamp.");
 
 export const ListContactsQuery = z.object({
   email: z.string().optional(),
@@ -112,7 +111,7 @@ export const ListContactsQuery = z.object({
     .union([z.string(), z.array(z.string()).max(MAX_TAG_FILTERS, `at most ${MAX_TAG_FILTERS} tag filters in one query.`)])
     .optional()
     .openapi({ description: `Repeatable, at most ${MAX_TAG_FILTERS} times; every tag must match.` }),
-  updatedSince: isoTime.optional(),
+  updatedSince: isoTimeSchema.optional(),
   search: z.string().min(1).max(255).optional(),
   limit: limitParam,
   cursor: cursorParam,

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { cursorParam, isoTimeParam, limitParam, listEnvelope } from "../lib/pagination.ts";
+import { cursorParam, limitParam, listEnvelope } from "../lib/pagination.ts";
+import { isoTimeSchema } from "../lib/time.ts";
 
 export const EventSchema = z
   .object({
@@ -12,4 +13,4 @@ export const EventSchema = z
   })
   .openapi("Event");
 export const EventList = listEnvelope(EventSchema, "EventList");
-export const EventsQuery = z.object({ since: isoTimeParam.optional(), limit: limitParam, cursor: cursorParam });
+export const EventsQuery = z.object({ since: isoTimeSchema.optional(), limit: limitParam, cursor: cursorParam });

@@ -1,8 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { cursorParam, limitParam, listEnvelope } from "../lib/pagination.ts";
-import { toIso } from "../lib/time.ts";
+import { isoTimeSchema } from "../lib/time.ts";
 
-const isoTime = z.string().refine((v) => toIso(v) !== null, "must be an ISO 8601 timestamp.");
 
 /** Body of POST /contacts/{contactId}/interactions (interface §4.3, decisions §6). */
 export const CreateInteractionBody = z
@@ -10,7 +9,7 @@ export const CreateInteractionBody = z
     interactionTypeId: z.string().optional(),
     type: z.literal("note", { error: 'type must be "note".' }).optional(),
     note: z.string().max(65_535, "at most 65535 characters.").optional(),
-    date: isoTime.optional().openapi({ description: "Defaults to now." }),
+    date: isoTimeSchema.optional().openapi({ description: "Defaults to now." }),
     fields: z
       .record(
         z.string().min(1, "field keys are 1–64 characters.").max(64, "field keys are 1–64 characters."),
@@ -53,8 +52,8 @@ export type InteractionLog = z.infer<typeof InteractionLogSchema>;
 
 export const ListInteractionsQuery = z.object({
   interactionTypeId: z.string().optional().openapi({ description: 'An interaction type id, or "note".' }),
-  since: isoTime.optional(),
-  until: isoTime.optional(),
+  since: isoTimeSchema.optional(),
+  until: isoTimeSchema.optional(),
   limit: limitParam,
   cursor: cursorParam,
 });

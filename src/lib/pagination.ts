@@ -1,6 +1,5 @@
 import { z } from "@hono/zod-openapi";
 import type { CursorCodec } from "./cursor.ts";
-import { toIso } from "./time.ts";
 
 /** `limit` of every list: default 50, 1–200 (decisions §5). */
 export const limitParam = z.coerce
@@ -10,9 +9,6 @@ export const limitParam = z.coerce
   .max(200, "limit must be an integer from 1 to 200.")
   .default(50)
   .openapi({ description: "Page size, 1–200.", example: 50 });
-
-/** A time filter of a list (`since`, `until`, `updatedSince`): an ISO 8601 date or date-time. */
-export const isoTimeParam = z.string().refine((v) => toIso(v) !== null, "must be an ISO 8601 timestamp.");
 
 export const cursorParam = z.string().min(1).optional().openapi({ description: "pagination.nextCursor of the previous page." });
 

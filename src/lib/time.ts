@@ -1,3 +1,5 @@
+import { z } from "@hono/zod-openapi";
+
 /** The one timestamp format of the service: ISO 8601 UTC with milliseconds (sortable as text). */
 export function isoNow(): string {
   return new Date().toISOString();
@@ -19,3 +21,6 @@ export function toIso(value: string): string | null {
   const ms = Date.parse(value);
   return Number.isNaN(ms) ? null : new Date(ms).toISOString();
 }
+
+/** An ISO 8601 date or date-time in a body or a query (`date`, `since`, `until`, `updatedSince`). */
+export const isoTimeSchema = z.string().refine((v) => toIso(v) !== null, "must be an ISO 8601 timestamp.");

@@ -1,6 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { EVENT_TYPES } from "../events/catalog.ts";
-import { cursorParam, isoTimeParam, limitParam, listEnvelope } from "../lib/pagination.ts";
+import { cursorParam, limitParam, listEnvelope } from "../lib/pagination.ts";
+import { isoTimeSchema } from "../lib/time.ts";
 
 const events = z
   .array(z.enum([...EVENT_TYPES, "*"], { error: `events are ${EVENT_TYPES.join(", ")} or "*".` }))
@@ -50,8 +51,8 @@ export const REDELIVER_MAX = 10_000;
 export const RedeliverBody = z
   .strictObject({
     eventIds: z.array(z.string()).min(1).max(REDELIVER_MAX, "at most 10,000 events in one call.").optional(),
-    since: isoTimeParam.optional(),
-    until: isoTimeParam.optional(),
+    since: isoTimeSchema.optional(),
+    until: isoTimeSchema.optional(),
   })
   .superRefine((b, ctx) => {
     if ((b.eventIds === undefined) === (b.since === undefined)) {
