@@ -30,11 +30,6 @@ export class FairShare {
 
   constructor(readonly caps: Caps = DEFAULT_CAPS) {}
 
-  /** Subscriptions at their cap, or belonging to a project at its cap: not worth querying. */
-  full(): string[] {
-    return [...this.perSubscription].filter(([, n]) => n >= this.caps.perSubscription).map(([id]) => id);
-  }
-
   room(): number {
     return this.caps.total - this.total;
   }
