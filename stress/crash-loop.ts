@@ -114,7 +114,7 @@ export async function runCrashLoop(opts: CrashLoopOptions): Promise<CrashLoopRes
 
   const dir = newDbDir("crm-crash-loop-");
   // Answers 200, now and then slowly, so some kills cut deliveries on the wire.
-  const rx: Receiver = startReceiver(() => (rand() < 0.1 ? { status: 200, delayMs: Math.floor(rand() * 60) } : { status: 200 }));
+  const rx: Receiver = await startReceiver({ status: 200, maxRandomDelayMs: 60 });
   const servers: ServerProcess[] = [];
   let live: Live | null = null;
   let starts = 0;
@@ -383,7 +383,7 @@ export async function runCrashLoop(opts: CrashLoopOptions): Promise<CrashLoopRes
       s.proc.kill("SIGKILL");
       await s.exited;
     }
-    rx.stop();
+    await rx.stop();
     removeDir(dir);
   }
 }

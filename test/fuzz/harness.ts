@@ -34,11 +34,12 @@ export async function startFuzzTarget(): Promise<FuzzTarget> {
   const a = await server.newProject(FAST);
   const b = await server.newProject(FAST);
   const cli = (args: string[]) => server.cli([...args, "--project", a.id, "--json"]);
-  const contactType = cli(["contact-type", "create", "--category", "Lead", "--name", "Prospect"]);
-  const interactionType = cli(["interaction-type", "create", "--name", "Call"]);
-  const fields = CUSTOM_FIELDS.map(([title, type, options]) => cli(["custom-field", "create", "--title", title, "--type", type, ...(options ? ["--options", options] : [])]));
+  const contactType = await cli(["contact-type", "create", "--category", "Lead", "--name", "Prospect"]);
+  const interactionType = await cli(["interaction-type", "create", "--name", "Call"]);
+  const fields: any[] = [];
+  for (const [title, type, options] of CUSTOM_FIELDS) fields.push(await cli(["custom-field", "create", "--title", title, "--type", type, ...(options ? ["--options", options] : [])]));
   const formFields = ["email", "firstName", "lastName", "phone", "businessName", "website", "notes", "subscribed", "address.city", "address.zip", ...fields.filter((f) => f.writable).map((f) => f.id as string)];
-  const form = cli(["form", "create", "--name", "Fuzz form", "--fields", formFields.join(",")]);
+  const form = await cli(["form", "create", "--name", "Fuzz form", "--fields", formFields.join(",")]);
   await settle();
 
   const keyA = a.key;
@@ -69,7 +70,7 @@ export async function startFuzzTarget(): Promise<FuzzTarget> {
     tagNames: tags.map((t) => t.name), tagIds: tags.map((t) => t.id), webhookIds, eventIds: events.map((e) => e.id),
     formId: form.id, formFields, sinkUrl,
   };
-  const readKey = server.createKey({ scopes: ["contacts:read"], projectId: a.id }).key;
+  const readKey = (await server.createKey({ scopes: ["contacts:read"], projectId: a.id })).key;
   const keys: Record<Auth, string | null> = { a: keyA, "a-read": readKey, b: keyB, none: null, bad: `crm_live_${"A".repeat(46)}` };
   return {
     server, ids, keys,

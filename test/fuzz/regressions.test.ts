@@ -51,7 +51,7 @@ test("F2: PATCH /contacts/{id} with lone surrogates in two name terms is not a 5
 });
 
 test("F2: a JSON form submission with lone surrogates in two name terms is not a 5xx", async () => {
-  const form = server.cli(["form", "create", "--project", server.projectId, "--name", "F2", "--fields", "firstName,lastName,businessName", "--json"]);
+  const form = await server.cli(["form", "create", "--project", server.projectId, "--name", "F2", "--fields", "firstName,lastName,businessName", "--json"]);
   await check({ route: "POST /forms/{formId}/submissions", method: "POST", path: `/v1/forms/${form.id}/submissions`, headers: json, body: '{"businessName":" \\udc00 \\udfff","lastName":""}' });
 });
 

@@ -1,10 +1,12 @@
 /**
- * A loopback webhook receiver for black-box tests: a Bun.serve endpoint whose answers the
- * test controls (status, delay, Retry-After, body, headers, per request) and which records
- * every request it gets (method, path, headers, raw body bytes, arrival time, concurrency).
+ * A loopback webhook receiver for black-box tests. Its server runs in a Worker thread
+ * (receiver-worker.ts), off the test's event loop, so it answers on time whatever the test
+ * is doing; the test sets the answers (status, delay, Retry-After, body, headers, holding a
+ * request until released, per body/path/event rule) and reads every request it got
+ * (method, path, headers, raw body bytes, arrival time, concurrency).
  */
-import type { Server } from "bun";
 import { createHmac, timingSafeEqual } from "node:crypto";
+import { until } from "./until.ts";
 
 export interface ReceivedRequest {
   /** 0-based arrival index. */
@@ -36,9 +38,31 @@ export interface Reply {
   retryAfter?: string | number;
   body?: string;
   headers?: Record<string, string>;
+  /** Adds a random wait of 0 to this many milliseconds. */
+  maxRandomDelayMs?: number;
+  /** Hold the request open until `release()` (a request arriving after it is not held). */
+  hold?: boolean;
 }
 
-export type Responder = (req: ReceivedRequest) => Reply | Promise<Reply>;
+/** The first rule whose `when` matches a request answers it (no `when`: every request). */
+export interface Rule {
+  when?: { bodyIncludes?: string; path?: string; event?: string };
+  reply: Reply;
+}
+
+export type WorkerCommand = { id: number } & (
+  | { type: "start"; path: string }
+  | { type: "respond"; rules: Rule[] }
+  | { type: "script"; replies: Reply[]; then: Reply }
+  | { type: "release" }
+  | { type: "stop" }
+);
+
+export type WorkerEvent =
+  | { type: "ready"; port: number }
+  | { type: "ack"; id: number }
+  | { type: "request"; seq: number; method: string; path: string; headers: Record<string, string>; raw: Uint8Array; text: string; at: number; concurrentAtArrival: number }
+  | { type: "answered"; seq: number; answeredAt: number };
 
 export interface Receiver {
   url: string;
@@ -46,11 +70,14 @@ export interface Receiver {
   requests: ReceivedRequest[];
   /** Largest number of requests seen being answered at the same time. */
   maxConcurrent: () => number;
+  /** Requests received and not answered yet. */
   inFlight: () => number;
   /** Sets how every later request is answered (default: 200 "ok" at once). */
-  respond: (r: Responder | Reply) => void;
+  respond: (r: Reply | Rule[]) => Promise<void>;
   /** Answers the next requests with these replies in order, then with `then` (default 200). */
-  script: (replies: Reply[], then?: Reply) => void;
+  script: (replies: Reply[], then?: Reply) => Promise<void>;
+  /** Opens the gate: answers every held request; later ones are not held (until the next `respond`). */
+  release: () => Promise<void>;
   /** Resolves with the first `n` requests once they arrived; throws after `timeoutMs`. */
   waitFor: (n: number, timeoutMs?: number) => Promise<ReceivedRequest[]>;
   /** Resolves once `pred(requests)` holds; throws after `timeoutMs`. */
@@ -59,101 +86,96 @@ export interface Receiver {
   forEvent: (eventId: string) => ReceivedRequest[];
   /** Forgets the recorded requests (answers keep their setting). */
   clear: () => void;
-  stop: () => void;
+  stop: () => Promise<void>;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const asRules = (r: Reply | Rule[]): Rule[] => (Array.isArray(r) ? r : [{ reply: r }]);
 
-export function startReceiver(initial: Responder | Reply = {}, path = "/hook"): Receiver {
+/** Starts a receiver answering `initial` on `http://127.0.0.1:<port><path>`. */
+export async function startReceiver(initial: Reply | Rule[] = {}, path = "/hook"): Promise<Receiver> {
+  const worker = new Worker(new URL("./receiver-worker.ts", import.meta.url).href);
+  (worker as unknown as { unref(): void }).unref(); // Bun: a forgotten receiver never keeps the test process alive
   const requests: ReceivedRequest[] = [];
-  let responder: Responder = typeof initial === "function" ? initial : () => initial;
-  let current = 0;
+  const bySeq = new Map<number, ReceivedRequest>();
+  const acks = new Map<number, () => void>();
+  let nextId = 0;
   let max = 0;
-  let queue: Reply[] = [];
-  let after: Reply | null = null;
-  const decoder = new TextDecoder();
+  let stopped = false;
+  let ready!: (port: number) => void;
+  const port = new Promise<number>((r) => (ready = r));
 
-  const server: Server<undefined> = Bun.serve({
-    port: 0,
-    hostname: "127.0.0.1",
-    idleTimeout: 60,
-    async fetch(request) {
-      const at = Date.now();
-      current++;
-      max = Math.max(max, current);
+  worker.onmessage = (e: MessageEvent<WorkerEvent>) => {
+    const ev = e.data;
+    if (ev.type === "ready") ready(ev.port);
+    else if (ev.type === "ack") acks.get(ev.id)?.(), acks.delete(ev.id);
+    else if (ev.type === "request") {
+      let json: any;
       try {
-        const raw = new Uint8Array(await request.arrayBuffer());
-        const headers: Record<string, string> = {};
-        request.headers.forEach((value, name) => (headers[name.toLowerCase()] = value));
-        const text = decoder.decode(raw);
-        let json: any;
-        try {
-          json = JSON.parse(text);
-        } catch {
-          json = undefined;
-        }
-        const u = new URL(request.url);
-        const rec: ReceivedRequest = {
-          index: requests.length,
-          method: request.method,
-          path: u.pathname + u.search,
-          headers,
-          raw,
-          text,
-          json,
-          at,
-          concurrentAtArrival: current,
-        };
-        requests.push(rec);
-        let reply: Reply;
-        if (queue.length > 0) reply = queue.shift()!;
-        else if (after) reply = after;
-        else reply = await responder(rec);
-        if (reply.delayMs) await sleep(reply.delayMs);
-        const h: Record<string, string> = { "Content-Type": "text/plain", ...(reply.headers ?? {}) };
-        if (reply.retryAfter !== undefined) h["Retry-After"] = String(reply.retryAfter);
-        rec.answeredAt = Date.now();
-        return new Response(reply.body ?? "ok", { status: reply.status ?? 200, headers: h });
-      } finally {
-        current--;
+        json = JSON.parse(ev.text);
+      } catch {
+        json = undefined;
       }
-    },
-  });
-
-  const waitUntil = async (pred: (reqs: ReceivedRequest[]) => boolean, timeoutMs = 10_000, what = "condition") => {
-    const deadline = Date.now() + timeoutMs;
-    while (!pred(requests)) {
-      if (Date.now() > deadline) {
-        const seen = requests.map((r) => `${r.headers["x-service-event"] ?? "?"} ${r.json?.id ?? ""}`).join(", ");
-        throw new Error(`receiver: timed out after ${timeoutMs} ms waiting for ${what}; got ${requests.length} request(s): [${seen}]`);
-      }
-      await sleep(20);
+      const rec: ReceivedRequest = {
+        index: requests.length,
+        method: ev.method,
+        path: ev.path,
+        headers: ev.headers,
+        raw: ev.raw,
+        text: ev.text,
+        json,
+        at: ev.at,
+        concurrentAtArrival: ev.concurrentAtArrival,
+      };
+      max = Math.max(max, ev.concurrentAtArrival);
+      bySeq.set(ev.seq, rec);
+      requests.push(rec);
+    } else if (ev.type === "answered") {
+      const rec = bySeq.get(ev.seq);
+      if (rec) rec.answeredAt = ev.answeredAt;
+      bySeq.delete(ev.seq);
     }
-    return requests;
   };
+  const send = (cmd: Record<string, unknown>) =>
+    new Promise<void>((resolve) => {
+      const id = nextId++;
+      acks.set(id, resolve);
+      worker.postMessage({ ...cmd, id });
+    });
+
+  void send({ type: "start", path });
+  await send({ type: "respond", rules: asRules(initial) });
+  const p = await port;
+
+  const waitUntil = (pred: (reqs: ReceivedRequest[]) => boolean, timeoutMs = 10_000, what = "condition") =>
+    until(() => (pred(requests) ? requests : undefined), {
+      timeoutMs,
+      what: () => {
+        const seen = requests.map((r) => `${r.headers["x-service-event"] ?? "?"} ${r.json?.id ?? ""}`).join(", ");
+        return `receiver: ${what}; got ${requests.length} request(s): [${seen}]`;
+      },
+    });
 
   return {
-    url: `http://127.0.0.1:${server.port}${path}`,
-    port: server.port!,
+    url: `http://127.0.0.1:${p}${path}`,
+    port: p,
     requests,
     maxConcurrent: () => max,
-    inFlight: () => current,
-    respond: (r) => {
-      queue = [];
-      after = null;
-      responder = typeof r === "function" ? r : () => r;
-    },
-    script: (replies, then = { status: 200 }) => {
-      queue = [...replies];
-      after = then;
-    },
+    inFlight: () => bySeq.size,
+    respond: (r) => send({ type: "respond", rules: asRules(r) }),
+    script: (replies, then = { status: 200 }) => send({ type: "script", replies, then }),
+    release: () => send({ type: "release" }),
     waitFor: async (n, timeoutMs = 10_000) => (await waitUntil((r) => r.length >= n, timeoutMs, `${n} request(s)`)).slice(0, n),
     waitUntil,
     forEvent: (eventId) => requests.filter((r) => r.json?.id === eventId),
     clear: () => {
       requests.length = 0;
     },
-    stop: () => server.stop(true),
+    stop: async () => {
+      if (stopped) return;
+      stopped = true;
+      await send({ type: "stop" });
+      worker.terminate();
+    },
   };
 }
 

@@ -4,13 +4,11 @@
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import type { Subprocess } from "bun";
+import { join } from "node:path";
+import { BUN, lastJson, REPO_ROOT, runCommand, spawnServer, type CommandResult, type SpawnedServer } from "./spawn.ts";
 
-export const REPO_ROOT = resolve(import.meta.dir, "../..");
-const BUN = join(REPO_ROOT, "node_modules/.bin/bun");
+export { freePort, KEY_PATTERN, REPO_ROOT, sleep } from "./spawn.ts";
 export const ALL_SCOPES = ["contacts:read", "contacts:write", "interactions:write", "webhooks:manage"];
-export const KEY_PATTERN = /crm_(live|test)_[A-Za-z0-9]{46}/;
 
 export interface ApiResponse {
   status: number;
@@ -60,13 +58,15 @@ export interface ServerHandle {
   key: string;
   projectId: string;
   env: Record<string, string>;
+  process: SpawnedServer;
   stdout: () => string;
   stderr: () => string;
-  cli: (args: string[]) => any;
-  cliRaw: (args: string[]) => { exitCode: number; stdout: string; stderr: string };
+  /** Runs `crm ARGS` on the server's database; its JSON answer (throws unless exit 0). */
+  cli: (args: string[]) => Promise<any>;
+  cliRaw: (args: string[]) => Promise<CommandResult>;
   /** A new key of the default project (or `projectId`); returns the key string. */
   newKey: (scopes: string[], projectId?: string) => Promise<string>;
-  createKey: (opts: { scopes: string[]; projectId?: string; expiresAt?: string; name?: string }) => KeyInfo;
+  createKey: (opts: { scopes: string[]; projectId?: string; expiresAt?: string; name?: string }) => Promise<KeyInfo>;
   newProject: (opts?: ProjectOptions) => Promise<ProjectInfo>;
   /** Requests against the default project with rotating every-scope keys (explicit `key` overrides). */
   api: Api;
@@ -80,29 +80,21 @@ export interface ServerHandle {
 
 let projectCounter = 0;
 
-export function freePort(): number {
-  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
-  const port = s.port;
-  s.stop(true);
-  return port!;
+/** A CLI answer: one JSON object, possibly after a line of text. */
+function parseCliOutput(text: string): any {
+  try {
+    return JSON.parse(text.trim());
+  } catch {
+    try {
+      return lastJson(text);
+    } catch {
+      return { raw: text.trim() };
+    }
+  }
 }
-
-export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The server sees reference data, revocations and project settings changed by the CLI within 2 s. */
-export const settle = () => sleep(2200);
-
-function collect(stream: ReadableStream<Uint8Array> | undefined, sink: { text: string }) {
-  if (!stream) return;
-  const decoder = new TextDecoder();
-  (async () => {
-    try {
-      for await (const chunk of stream as any) sink.text += decoder.decode(chunk, { stream: true });
-    } catch {
-      /* process ended */
-    }
-  })();
-}
+export const settle = () => new Promise((r) => setTimeout(r, 2200));
 
 /** Builds a request function against `baseUrl`. Paths starting with "http" are absolute. */
 export function makeApi(baseUrl: string, keyFor: () => Promise<string | null>): Api {
@@ -150,108 +142,61 @@ export async function startServer(
 ): Promise<ServerHandle> {
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), "crm-http-test-"));
   const expectKey = opts.expectBootstrapKey ?? true;
-  const port = freePort();
-  const env: Record<string, string> = {
-    ...(process.env as Record<string, string>),
-    PORT: String(port),
-    HOST: "127.0.0.1",
+  const serverEnv: Record<string, string> = {
     CRM_DB_PATH: join(dir, "crm.db"),
     CRM_ENV: opts.env ?? "production",
     CRM_LOG_LEVEL: "warn",
     ...(opts.extraEnv ?? {}),
   };
-  const proc: Subprocess<"ignore", "pipe", "pipe"> = Bun.spawn([BUN, "src/main.ts", "serve"], {
-    cwd: REPO_ROOT,
-    env,
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const out = { text: "" };
-  const err = { text: "" };
-  collect(proc.stdout, out);
-  collect(proc.stderr, err);
-  let exited = false;
-  proc.exited.then(() => (exited = true));
+  let proc: SpawnedServer;
+  try {
+    proc = await spawnServer({ env: serverEnv, expectKey });
+  } catch (error) {
+    if (!opts.dir) rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
+  const env: Record<string, string> = { ...(process.env as Record<string, string>), ...serverEnv, PORT: String(proc.port), HOST: "127.0.0.1" };
+  const { origin, baseUrl } = proc;
 
-  const origin = `http://127.0.0.1:${port}`;
-  const baseUrl = `${origin}/v1`;
-  const deadline = Date.now() + 15_000;
-  let healthy = false;
-  while (Date.now() < deadline && !exited) {
-    try {
-      const res = await fetch(`${origin}/healthz`);
-      await res.arrayBuffer();
-      if (res.status === 200) {
-        healthy = true;
-        break;
-      }
-    } catch {
-      /* not yet listening */
-    }
-    await sleep(50);
-  }
-  if (!healthy) {
-    proc.kill();
-    throw new Error(`server did not become healthy (exited=${exited})\nstdout:\n${out.text}\nstderr:\n${err.text}`);
-  }
-  // The bootstrap key is printed on first start; give stdout a moment to flush.
-  let match = out.text.match(KEY_PATTERN);
-  for (let i = 0; expectKey && !match && i < 40; i++) {
-    await sleep(50);
-    match = out.text.match(KEY_PATTERN);
-  }
-  if (!match && expectKey) {
-    proc.kill();
-    throw new Error(`no bootstrap key on stdout\nstdout:\n${out.text}\nstderr:\n${err.text}`);
-  }
-  const bootstrapKey = match ? match[0] : "";
-
-  const cliRaw = (args: string[]) => {
-    const r = Bun.spawnSync([BUN, "src/main.ts", ...args], { cwd: REPO_ROOT, env, stdout: "pipe", stderr: "pipe" });
-    return { exitCode: r.exitCode ?? -1, stdout: r.stdout.toString(), stderr: r.stderr.toString() };
-  };
-  const cli = (args: string[]) => {
-    const r = cliRaw(args);
+  const cliRaw = (args: string[]) => runCommand([BUN, "src/main.ts", ...args], { cwd: REPO_ROOT, env, allowFail: true });
+  const cli = async (args: string[]) => {
+    const r = await cliRaw(args);
     if (r.exitCode !== 0) throw new Error(`crm ${args.join(" ")} failed (${r.exitCode}):\n${r.stdout}\n${r.stderr}`);
-    const text = r.stdout.trim();
-    try {
-      return JSON.parse(text);
-    } catch {
-      // Some commands print a line of text before the JSON object; take the last JSON line.
-      const lines = text.split("\n").reverse();
-      for (const line of lines) {
-        try {
-          return JSON.parse(line);
-        } catch {
-          /* keep looking */
-        }
-      }
-      return { raw: text };
-    }
+    return parseCliOutput(r.stdout);
   };
 
-  const projects = cli(["project", "list", "--json"]);
-  const defaultProject = (projects.data as any[]).find((p) => p.name === "default");
-  if (!defaultProject && expectKey) throw new Error(`no default project: ${JSON.stringify(projects)}`);
-  const projectId: string = defaultProject?.id ?? "";
+  let projectId = "";
+  try {
+    const projects = await cli(["project", "list", "--json"]);
+    const defaultProject = (projects.data as any[]).find((p) => p.name === "default");
+    if (!defaultProject && expectKey) throw new Error(`no default project: ${JSON.stringify(projects)}`);
+    projectId = defaultProject?.id ?? "";
+  } catch (error) {
+    await proc.stop("SIGKILL");
+    if (!opts.dir) rmSync(dir, { recursive: true, force: true });
+    throw error;
+  }
 
-  const createKey = (o: { scopes: string[]; projectId?: string; expiresAt?: string; name?: string }): KeyInfo => {
+  const createKey = async (o: { scopes: string[]; projectId?: string; expiresAt?: string; name?: string }): Promise<KeyInfo> => {
     const args = ["key", "create", "--project", o.projectId ?? projectId, "--scopes", o.scopes.join(","), "--json"];
     if (o.expiresAt) args.push("--expires-at", o.expiresAt);
     if (o.name) args.push("--name", o.name);
-    const k = cli(args);
+    const k = await cli(args);
     if (typeof k.key !== "string" || typeof k.id !== "string") throw new Error(`unexpected key create output ${JSON.stringify(k)}`);
     return { id: k.id, key: k.key };
   };
-  const newKey = async (scopes: string[], pid?: string) => createKey({ scopes, projectId: pid }).key;
+  const newKey = async (scopes: string[], pid?: string) => (await createKey({ scopes, projectId: pid })).key;
 
+  // Each key has its own bucket (decisions §9); a client moves to a fresh key before the
+  // 120-request bucket runs dry. Key creation is an async CLI run: the event loop (and any
+  // receiver of the test) keeps running meanwhile.
   const client = (o: { projectId?: string; scopes?: string[]; rotateEvery?: number } = {}): Api => {
-    let current: string | null = null;
+    let current: Promise<string> | null = null;
     let uses = 0;
     const every = o.rotateEvery ?? 90;
     const keyFor = async () => {
       if (current === null || uses >= every) {
-        current = createKey({ scopes: o.scopes ?? ALL_SCOPES, projectId: o.projectId }).key;
+        current = newKey(o.scopes ?? ALL_SCOPES, o.projectId);
         uses = 0;
       }
       uses++;
@@ -266,20 +211,21 @@ export async function startServer(
     if (o.contactQuota !== undefined) args.push("--contact-quota", String(o.contactQuota));
     if (o.rateLimitPerMinute !== undefined) args.push("--rate-limit-per-minute", String(o.rateLimitPerMinute));
     if (o.contactCreatesPerHour !== undefined) args.push("--contact-creates-per-hour", String(o.contactCreatesPerHour));
-    const p = cli(args);
+    const p = await cli(args);
     if (typeof p.id !== "string") throw new Error(`unexpected project create output ${JSON.stringify(p)}`);
-    const k = createKey({ scopes: ALL_SCOPES, projectId: p.id });
+    const k = await createKey({ scopes: ALL_SCOPES, projectId: p.id });
     return { id: p.id, name: p.name, key: k.key, keyId: k.id, api: client({ projectId: p.id }) };
   };
 
   return {
     baseUrl,
     origin,
-    key: bootstrapKey,
+    key: proc.key,
     projectId,
     env,
-    stdout: () => out.text,
-    stderr: () => err.text,
+    process: proc,
+    stdout: proc.stdout,
+    stderr: proc.stderr,
     cli,
     cliRaw,
     newKey,
@@ -289,10 +235,7 @@ export async function startServer(
     client,
     dir,
     stop: async (keepDir = false) => {
-      proc.kill("SIGTERM");
-      const t = setTimeout(() => proc.kill("SIGKILL"), 5000);
-      await proc.exited;
-      clearTimeout(t);
+      await proc.stop();
       if (!keepDir) rmSync(dir, { recursive: true, force: true });
     },
   };

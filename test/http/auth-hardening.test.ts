@@ -55,10 +55,10 @@ describe("failed authentications are limited per client address", () => {
   }, 60_000);
 
   test("30 failures of every kind in a minute are 401; the 31st is 429 ERR_RATE_LIMITED with Retry-After; a valid key still passes", async () => {
-    const revoked = srv.createKey({ scopes: ALL_SCOPES });
-    srv.cli(["key", "revoke", revoked.id]);
-    const expired = srv.createKey({ scopes: ALL_SCOPES, expiresAt: "2020-01-01T00:00:00Z" });
-    const valid = srv.createKey({ scopes: ["contacts:read"] });
+    const revoked = await srv.createKey({ scopes: ALL_SCOPES });
+    await srv.cli(["key", "revoke", revoked.id]);
+    const expired = await srv.createKey({ scopes: ALL_SCOPES, expiresAt: "2020-01-01T00:00:00Z" });
+    const valid = await srv.createKey({ scopes: ["contacts:read"] });
     const bad: (string | null)[] = [
       null, // no Authorization header
       "not-a-key",
@@ -99,18 +99,18 @@ describe("keys never leave the server", () => {
   const secrets: string[] = [];
 
   beforeAll(async () => {
-    rx = startReceiver();
+    rx = await startReceiver();
     // No bootstrap: the one key a server itself prints (first start, decisions §3) stays out of its logs.
     srv = await startServer({ env: "sandbox", expectBootstrapKey: false, extraEnv: { CRM_LOG_LEVEL: "debug", CRM_BOOTSTRAP: "false", CRM_OUTBOX_POLL_MS: "50" } });
     const p = await srv.newProject({ name: "hardening" });
-    const revoked = srv.createKey({ projectId: p.id, scopes: ALL_SCOPES });
-    srv.cli(["key", "revoke", revoked.id]);
-    keys = { all: p.key, readOnly: srv.createKey({ projectId: p.id, scopes: ["contacts:read"] }).key, revoked: revoked.key };
+    const revoked = await srv.createKey({ projectId: p.id, scopes: ALL_SCOPES });
+    await srv.cli(["key", "revoke", revoked.id]);
+    keys = { all: p.key, readOnly: (await srv.createKey({ projectId: p.id, scopes: ["contacts:read"] })).key, revoked: revoked.key };
     near = lastCharVariant(keys.all, keys.all.at(-7) === "a" ? "b" : "a");
   }, 60_000);
 
   afterAll(async () => {
-    rx?.stop();
+    await rx?.stop();
     await srv?.stop();
   }, 60_000);
 

@@ -29,14 +29,14 @@ describe("first start and keys", () => {
     expect(srv.key).toMatch(/^crm_live_[A-Za-z0-9]{46}$/);
   });
 
-  test("the first start creates the project default", () => {
-    const list = srv.cli(["project", "list", "--json"]);
+  test("the first start creates the project default", async () => {
+    const list = await srv.cli(["project", "list", "--json"]);
     expect(list.data.map((p: any) => p.name)).toContain("default");
     expect(srv.projectId).toMatch(/^prj_/);
   });
 
-  test("CLI key create answers a key_ id and a crm_live_ key", () => {
-    const k = srv.createKey({ scopes: ["contacts:read"] });
+  test("CLI key create answers a key_ id and a crm_live_ key", async () => {
+    const k = await srv.createKey({ scopes: ["contacts:read"] });
     expect(k.id).toMatch(/^key_/);
     expect(k.key).toMatch(/^crm_live_[A-Za-z0-9]{46}$/);
   });
@@ -54,7 +54,7 @@ describe("GET /ping", () => {
   });
 
   test("GET /ping needs no particular scope and reports the key's own id and scopes", async () => {
-    const k = srv.createKey({ scopes: ["webhooks:manage"] });
+    const k = await srv.createKey({ scopes: ["webhooks:manage"] });
     const res = await srv.api("GET", "/ping", { key: k.key });
     expectStatus(res, 200);
     expect(res.json).toEqual({ projectId: srv.projectId, keyId: k.id, scopes: ["webhooks:manage"], environment: "production" });
@@ -82,7 +82,7 @@ describe("401 for every authentication failure, with one opaque message", () => 
     }],
     ["a key given without the Bearer prefix", async () => ({ Authorization: await srv.newKey(["contacts:read"]) })],
     ["an expired key", async () => {
-      const k = srv.createKey({ scopes: ALL_SCOPES, expiresAt: "2020-01-01T00:00:00Z" });
+      const k = await srv.createKey({ scopes: ALL_SCOPES, expiresAt: "2020-01-01T00:00:00Z" });
       return { Authorization: `Bearer ${k.key}` };
     }],
   ];
@@ -94,9 +94,9 @@ describe("401 for every authentication failure, with one opaque message", () => 
   });
 
   test("a revoked key is 401 with the fixed message (revocation seen within 2 s)", async () => {
-    const k = srv.createKey({ scopes: ALL_SCOPES });
+    const k = await srv.createKey({ scopes: ALL_SCOPES });
     expectStatus(await srv.api("GET", "/ping", { key: k.key }), 200);
-    srv.cli(["key", "revoke", k.id]);
+    await srv.cli(["key", "revoke", k.id]);
     await sleep(2200);
     const res = await srv.api("GET", "/ping", { key: k.key });
     expect(res.status).toBe(401);
@@ -104,7 +104,7 @@ describe("401 for every authentication failure, with one opaque message", () => 
   });
 
   test("a key expiring in the future works", async () => {
-    const k = srv.createKey({ scopes: ALL_SCOPES, expiresAt: new Date(Date.now() + 3600_000).toISOString() });
+    const k = await srv.createKey({ scopes: ALL_SCOPES, expiresAt: new Date(Date.now() + 3600_000).toISOString() });
     expectStatus(await srv.api("GET", "/ping", { key: k.key }), 200);
   });
 

@@ -57,7 +57,7 @@ test("a backup taken under writes is a consistent copy a second server serves", 
   copyFileSync(file, join(dir2, "crm.db"));
   const second = await startServer({ dir: dir2, expectBootstrapKey: false });
   try {
-    const key = srv.createKey({ scopes: ["contacts:read"], projectId: p.id }).key; // created after the copy: unknown there
+    const key = (await srv.createKey({ scopes: ["contacts:read"], projectId: p.id })).key; // created after the copy: unknown there
     expect((await makeApi(second.baseUrl, async () => key)("GET", "/contacts")).status).toBe(401);
     const keyBefore = p.key;
     const restored = (await walk(makeApi(second.baseUrl, async () => keyBefore), "/contacts", { limit: 200 })).items;
@@ -73,14 +73,14 @@ test("a backup taken under writes is a consistent copy a second server serves", 
   }
 }, 120_000);
 
-test("backup refuses to overwrite an existing file", () => {
+test("backup refuses to overwrite an existing file", async () => {
   const file = join(dir, "exists.db");
   writeFileSync(file, "keep me");
-  const r = srv.cliRaw(["backup", file]);
+  const r = await srv.cliRaw(["backup", file]);
   expect(r.exitCode).toBe(2);
   expect(r.stderr).toContain("refusing to overwrite");
   expect(readFileSync(file, "utf8")).toBe("keep me");
-  const human = srv.cliRaw(["backup", join(dir, "second.db")]);
+  const human = await srv.cliRaw(["backup", join(dir, "second.db")]);
   expect(human.exitCode).toBe(0);
   expect(human.stdout).toMatch(/^Backed up the database to .*second\.db \([\d,]+ bytes/);
 });

@@ -18,7 +18,7 @@ describe("bootstrap", () => {
     started.push(second);
     await new Promise((r) => setTimeout(r, 300));
     expect(second.stdout()).not.toMatch(KEY_PATTERN);
-    const projects = second.cli(["project", "list", "--json"]);
+    const projects = await second.cli(["project", "list", "--json"]);
     expect(projects.data.filter((p: any) => p.name === "default")).toHaveLength(1);
     const ping = await second.api("GET", "/ping", { key });
     expectStatus(ping, 200);
@@ -30,6 +30,6 @@ describe("bootstrap", () => {
     started.push(srv);
     await new Promise((r) => setTimeout(r, 300));
     expect(srv.stdout()).not.toMatch(KEY_PATTERN);
-    expect(srv.cli(["project", "list", "--json"]).data).toEqual([]);
+    expect((await srv.cli(["project", "list", "--json"])).data).toEqual([]);
   }, 60_000);
 });

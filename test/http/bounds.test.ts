@@ -107,35 +107,35 @@ describe("the form limiter keeps state only for forms that exist", () => {
       const res = await srv.api("POST", `/forms/frm_unknown${i}/submissions`, { key: null, body: { email: `u${i}@example.com` } });
       expectError(res, "ERR_NOT_FOUND");
     }
-    const form = srv.cli(["form", "create", "--project", srv.projectId, "--name", "Real", "--fields", "email", "--json"]);
+    const form = await srv.cli(["form", "create", "--project", srv.projectId, "--name", "Real", "--fields", "email", "--json"]);
     expectStatus(await srv.api("POST", `/forms/${form.id}/submissions`, { key: null, body: { email: "real@example.com" } }), 201);
   });
 });
 
 describe("crm import: a CSV record has at most 500 fields and 1 MiB", () => {
-  const run = (name: string, text: string) => {
+  const run = async (name: string, text: string) => {
     const path = join(dir, name);
     writeFileSync(path, text);
-    const project = srv.cli(["project", "create", "--name", `import-${name}`, "--json"]);
-    return { project, result: srv.cliRaw(["import", path, "--project", project.id, "--json"]) };
+    const project = await srv.cli(["project", "create", "--name", `import-${name}`, "--json"]);
+    return { project, result: await srv.cliRaw(["import", path, "--project", project.id, "--json"]) };
   };
 
-  test("a row of 501 fields stops the import with an error naming the row; the rows before it are imported", () => {
-    const { result } = run("wide.csv", `email,firstName\na@example.com,Ann\n${",".repeat(500)}\nb@example.com,Bob\n`);
+  test("a row of 501 fields stops the import with an error naming the row; the rows before it are imported", async () => {
+    const { result } = await run("wide.csv", `email,firstName\na@example.com,Ann\n${",".repeat(500)}\nb@example.com,Bob\n`);
     expect(result.exitCode).toBe(2);
     expect(result.stderr).toContain("row 2: a record has more than 500 fields.");
     const summary = JSON.parse(result.stdout.trim());
     expect(summary.created).toBe(1);
   });
 
-  test("a line of 10 MB of commas is refused at once", () => {
-    const { result } = run("commas.csv", `email\n${",".repeat(10_000_000)}\n`);
+  test("a line of 10 MB of commas is refused at once", async () => {
+    const { result } = await run("commas.csv", `email\n${",".repeat(10_000_000)}\n`);
     expect(result.exitCode).toBe(2);
     expect(result.stderr).toContain("row 1: a record has more than 500 fields.");
   });
 
-  test("a row over 1 MiB is refused, naming the bound", () => {
-    const { result } = run("long.csv", `email,notes\na@example.com,"${"n".repeat(1_048_576)}"\n`);
+  test("a row over 1 MiB is refused, naming the bound", async () => {
+    const { result } = await run("long.csv", `email,notes\na@example.com,"${"n".repeat(1_048_576)}"\n`);
     expect(result.exitCode).toBe(2);
     expect(result.stderr).toContain("row 1: a record is larger than 1048576 bytes");
   });

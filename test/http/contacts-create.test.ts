@@ -31,7 +31,7 @@ beforeAll(async () => {
     const title = `Field ${type} Title`;
     const args = ["custom-field", "create", "--project", srv.projectId, "--title", title, "--type", type, "--json"];
     if (options) args.push("--options", options);
-    const out = srv.cli(args);
+    const out = await srv.cli(args);
     cf[type] = out.id;
     cfTitle[type] = title;
   }

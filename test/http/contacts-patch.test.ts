@@ -12,7 +12,7 @@ beforeAll(async () => {
   for (const [type, options] of [["text"], ["number"], ["select", "gold,silver"], ["image"]] as [string, string?][]) {
     const args = ["custom-field", "create", "--project", srv.projectId, "--title", `Patch ${type}`, "--type", type, "--json"];
     if (options) args.push("--options", options);
-    cf[type] = srv.cli(args).id;
+    cf[type] = (await srv.cli(args)).id;
   }
   await settle();
 }, 60_000);

@@ -34,8 +34,8 @@ describe("environments", () => {
     expect(prod.key).toMatch(/^crm_live_[A-Za-z0-9]{46}$/);
   });
 
-  test("the CLI of a sandbox deployment creates crm_test_ keys", () => {
-    expect(sandbox.createKey({ scopes: ["contacts:read"] }).key).toMatch(/^crm_test_[A-Za-z0-9]{46}$/);
+  test("the CLI of a sandbox deployment creates crm_test_ keys", async () => {
+    expect((await sandbox.createKey({ scopes: ["contacts:read"] })).key).toMatch(/^crm_test_[A-Za-z0-9]{46}$/);
   });
 
   test("GET /ping reports environment sandbox on a sandbox server", async () => {

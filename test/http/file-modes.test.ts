@@ -48,20 +48,20 @@ for (const runtime of RUNTIMES) {
       expect(mode(dbDir)).toBe("700");
     });
 
-    test("crm backup writes its copy 0600, in a folder it creates 0700", () => {
+    test("crm backup writes its copy 0600, in a folder it creates 0700", async () => {
       const copy = join(base, "backups", "daily", "copy.db");
-      run([...runtime.command, "src/main.ts", "backup", copy, "--json"], { env });
+      await run([...runtime.command, "src/main.ts", "backup", copy, "--json"], { env });
       expect(mode(copy)).toBe("600");
       expect(mode(join(base, "backups"))).toBe("700");
       expect(mode(join(base, "backups", "daily"))).toBe("700");
     });
 
-    test("crm backup into a folder that exists leaves the folder's mode as it is", () => {
+    test("crm backup into a folder that exists leaves the folder's mode as it is", async () => {
       const shared = join(base, "shared");
       mkdirSync(shared);
       chmodSync(shared, 0o755);
       const copy = join(shared, "copy.db");
-      run([...runtime.command, "src/main.ts", "backup", copy, "--json"], { env });
+      await run([...runtime.command, "src/main.ts", "backup", copy, "--json"], { env });
       expect(mode(shared)).toBe("755");
       expect(mode(copy)).toBe("600");
     });

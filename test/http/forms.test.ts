@@ -37,8 +37,8 @@ const contactsByEmail = async (email: string) => (await srv.api("GET", "/contact
 beforeAll(async () => {
   srv = await startServer();
   db = new Database(srv.env.CRM_DB_PATH!, { readonly: true });
-  colourId = srv.cli(["custom-field", "create", "--project", srv.projectId, "--title", "Colour", "--type", "select", "--options", "red,blue", "--json"]).id;
-  form = createForm(["--name", "Contact us", "--fields", "email,firstName,phone,address.city,Colour,subscribed"]);
+  colourId = (await srv.cli(["custom-field", "create", "--project", srv.projectId, "--title", "Colour", "--type", "select", "--options", "red,blue", "--json"])).id;
+  form = await createForm(["--name", "Contact us", "--fields", "email,firstName,phone,address.city,Colour,subscribed"]);
 }, 60_000);
 afterAll(async () => {
   db.close();
@@ -56,8 +56,8 @@ describe("crm form create", () => {
     ["an unknown field", ["--name", "x", "--fields", "email,favouriteFood"]],
     ["no identity field", ["--name", "x", "--fields", "notes"]],
     ["a bad redirect URL", ["--name", "x", "--fields", "email", "--redirect-url", "javascript:alert(1)"]],
-  ])("refuses %s with exit 2", (_, args) => {
-    const r = srv.cliRaw(["form", "create", "--project", srv.projectId, "--json", ...args]);
+  ])("refuses %s with exit 2", async (_, args) => {
+    const r = await srv.cliRaw(["form", "create", "--project", srv.projectId, "--json", ...args]);
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toContain("crm:");
   });
@@ -153,7 +153,7 @@ describe("POST /v1/forms/{formId}/submissions", () => {
 
   test("JSON validation errors are the envelope with the form's field name, and store nothing", async () => {
     const before = [events().length, submissions()];
-    const own = freshForm();
+    const own = await freshForm();
     expectError(await postJson(own.id, { email: "not-an-email", firstName: "X" }), "ERR_FORM_VALIDATION", "email");
     expectError(await postJson(own.id, { email: "z@example.com", company: "Acme" }), "ERR_FORM_VALIDATION", "company");
     expectError(await postJson(own.id, { email: "z@example.com", [colourId]: "green" }), "ERR_FORM_VALIDATION", colourId);
@@ -178,10 +178,10 @@ describe("POST /v1/forms/{formId}/submissions", () => {
   });
 
   test("urlencoded custom values are read by type: number, checkbox, every value of a multiselect", async () => {
-    const cf = (title: string, type: string, options?: string) =>
-      srv.cli(["custom-field", "create", "--project", srv.projectId, "--title", title, "--type", type, "--json", ...(options ? ["--options", options] : [])]).id as string;
-    const [size, agree, topics] = [cf("Size", "number"), cf("Agree", "checkbox"), cf("Topics", "multiselect", "a,b,c")];
-    const own = createForm(["--name", "Typed", "--fields", `email,Size,Agree,Topics`]);
+    const cf = async (title: string, type: string, options?: string) =>
+      (await srv.cli(["custom-field", "create", "--project", srv.projectId, "--title", title, "--type", type, "--json", ...(options ? ["--options", options] : [])])).id as string;
+    const [size, agree, topics] = [await cf("Size", "number"), await cf("Agree", "checkbox"), await cf("Topics", "multiselect", "a,b,c")];
+    const own = await createForm(["--name", "Typed", "--fields", `email,Size,Agree,Topics`]);
     expect(own.fields).toEqual(["email", size, agree, topics]);
     const page = (await srv.api("GET", `${srv.origin}/f/${own.id}`, { key: null })).text;
     expect(page).toContain(`<input type="number" id="f-${size}" name="${size}"`);
@@ -197,7 +197,7 @@ describe("POST /v1/forms/{formId}/submissions", () => {
 
   test("a filled honeypot is answered as a success and creates nothing", async () => {
     const before = [events().length, submissions()];
-    const own = freshForm();
+    const own = await freshForm();
     const json = await postJson(own.id, { email: "bot@example.com", firstName: "Bot", _hp: "http://spam" });
     expectStatus(json, 201);
     expect(json.json.submissionId).toMatch(/^sub_/);
@@ -227,7 +227,7 @@ describe("POST /v1/forms/{formId}/submissions", () => {
   });
 
   test("a body over 1 MiB is 413: a page for a browser, the envelope for JSON", async () => {
-    const own = freshForm();
+    const own = await freshForm();
     const html = await srv.api("POST", `/forms/${own.id}/submissions`, {
       key: null,
       rawBody: `email=${"a".repeat(1_048_577)}`,
@@ -240,7 +240,7 @@ describe("POST /v1/forms/{formId}/submissions", () => {
   });
 
   test("a JSON body that is not an object is 422 fieldName body; malformed JSON is ERR_INVALID_JSON", async () => {
-    const own = freshForm();
+    const own = await freshForm();
     const raw = (rawBody: string) =>
       srv.api("POST", `/forms/${own.id}/submissions`, { key: null, rawBody, headers: { "Content-Type": "application/json" } });
     expectError(await raw('["email"]'), "ERR_FORM_VALIDATION", "body");
@@ -250,7 +250,7 @@ describe("POST /v1/forms/{formId}/submissions", () => {
   });
 
   test("a form with a redirect URL answers a browser post with 303 there, JSON with 201", async () => {
-    const redirecting = createForm(["--name", "Newsletter", "--fields", "email", "--redirect-url", "https://example.com/thanks"]);
+    const redirecting = await createForm(["--name", "Newsletter", "--fields", "email", "--redirect-url", "https://example.com/thanks"]);
     const page = await srv.api("GET", `${srv.origin}/f/${redirecting.id}`, { key: null });
     expect(page.text).toMatch(/<input type="email" id="f-email" name="email"[^>]* required/);
     const res = await fetch(`${srv.baseUrl}/forms/${redirecting.id}/submissions`, {
@@ -266,7 +266,7 @@ describe("POST /v1/forms/{formId}/submissions", () => {
 
   test("the contact quota applies: 402, while the same email still updates", async () => {
     const project = await srv.newProject({ contactQuota: 1 });
-    const quoted = srv.cli(["form", "create", "--project", project.id, "--name", "Q", "--fields", "email,firstName", "--json"]);
+    const quoted = await srv.cli(["form", "create", "--project", project.id, "--name", "Q", "--fields", "email,firstName", "--json"]);
     expectStatus(await postJson(quoted.id, { email: "q1@example.com" }), 201);
     expectError(await postJson(quoted.id, { email: "q2@example.com" }), "ERR_QUOTA_EXCEEDED");
     const html = await postForm(quoted.id, { email: "q3@example.com" });
@@ -278,7 +278,7 @@ describe("POST /v1/forms/{formId}/submissions", () => {
   });
 
   test("submissions are limited per client address and form: 429 with Retry-After", async () => {
-    const limited = createForm(["--name", "Limited", "--fields", "email"]);
+    const limited = await createForm(["--name", "Limited", "--fields", "email"]);
     for (let i = 0; i < 10; i++) expectStatus(await postJson(limited.id, { email: "l@example.com", _hp: "bot" }), 201);
     const refused = await postJson(limited.id, { email: "l@example.com" });
     expectError(refused, "ERR_RATE_LIMITED");

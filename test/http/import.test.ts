@@ -29,8 +29,8 @@ function csv(text: string): string {
   return path;
 }
 
-function runImport(projectId: string, path: string, ...extra: string[]) {
-  const r = srv.cliRaw(["import", path, "--project", projectId, "--json", ...extra]);
+async function runImport(projectId: string, path: string, ...extra: string[]) {
+  const r = await srv.cliRaw(["import", path, "--project", projectId, "--json", ...extra]);
   if (r.exitCode !== 0) throw new Error(`import failed (${r.exitCode}): ${r.stdout}\n${r.stderr}`);
   return { ...JSON.parse(r.stdout.trim()), stderr: r.stderr };
 }
@@ -53,12 +53,12 @@ describe("crm import", () => {
 
   beforeAll(async () => {
     p = await srv.newProject();
-    const field = (title: string, type: string, options?: string) =>
-      (cf[title] = srv.cli(["custom-field", "create", "--project", p.id, "--title", title, "--type", type, "--json", ...(options ? ["--options", options] : [])]).id);
-    field("Plan", "select", "gold,silver");
-    field("Score", "number");
-    field("Colors", "multiselect", "red,green,blue");
-    field("Partner", "checkbox");
+    const field = async (title: string, type: string, options?: string) =>
+      (cf[title] = (await srv.cli(["custom-field", "create", "--project", p.id, "--title", title, "--type", type, "--json", ...(options ? ["--options", options] : [])])).id);
+    await field("Plan", "select", "gold,silver");
+    await field("Score", "number");
+    await field("Colors", "multiselect", "red,green,blue");
+    await field("Partner", "checkbox");
     since = new Date(Date.now() - 1000).toISOString();
     const long = "x".repeat(256);
     const file = csv(
@@ -73,7 +73,7 @@ describe("crm import", () => {
         `Gus,Short row\r\n` +
         `,,,,,,,,,,\r\n`,
     );
-    summary = runImport(p.id, file);
+    summary = await runImport(p.id, file);
   }, 60_000);
 
   test("valid rows are created, invalid ones skipped with their row numbers and reasons", () => {
@@ -130,11 +130,11 @@ describe("crm import options and refusals", () => {
 
   test("--dry-run checks every row and writes nothing", async () => {
     const p = await srv.newProject();
-    const out = runImport(p.id, csv("firstName,email,tags\nAna,a@example.com,newtag\nBad,bad,\n"), "--dry-run");
+    const out = await runImport(p.id, csv("firstName,email,tags\nAna,a@example.com,newtag\nBad,bad,\n"), "--dry-run");
     expect(out).toMatchObject({ dryRun: true, rows: 2, created: 1, skipped: [{ row: 2, fieldName: "email" }] });
     expect((await p.api("GET", "/contacts")).json.data).toEqual([]);
     expect((await p.api("GET", "/tags")).json.data).toEqual([]);
-    const listed = srv.cli(["project", "list", "--json"]).data.find((x: any) => x.id === p.id);
+    const listed = (await srv.cli(["project", "list", "--json"])).data.find((x: any) => x.id === p.id);
     expect(listed.contactCount).toBe(0);
   });
 
@@ -143,26 +143,26 @@ describe("crm import options and refusals", () => {
     expect((await p.api("POST", "/contacts", { body: { firstName: "First" } })).status).toBe(201);
     const file = csv(rows(5));
     const expected = { created: 2, skipped: [3, 4, 5].map((row) => ({ row, reason: "contact quota exhausted" })) };
-    expect(runImport(p.id, file, "--dry-run")).toMatchObject({ ...expected, dryRun: true });
-    expect(runImport(p.id, file)).toMatchObject({ ...expected, dryRun: false });
+    expect(await runImport(p.id, file, "--dry-run")).toMatchObject({ ...expected, dryRun: true });
+    expect(await runImport(p.id, file)).toMatchObject({ ...expected, dryRun: false });
     const { items } = await walk(p.api, "/contacts");
     expect(items.length).toBe(3);
   });
 
   test("an unknown or repeated column is a usage error before anything is imported", async () => {
     const p = await srv.newProject();
-    const unknown = srv.cliRaw(["import", csv("firstName,favouriteColour\nAda,red\n"), "--project", p.id]);
+    const unknown = await srv.cliRaw(["import", csv("firstName,favouriteColour\nAda,red\n"), "--project", p.id]);
     expect(unknown.exitCode).toBe(2);
     expect(unknown.stderr).toContain('unknown column "favouriteColour"');
-    const repeated = srv.cliRaw(["import", csv("email,EMAIL\na@example.com,b@example.com\n"), "--project", p.id]);
+    const repeated = await srv.cliRaw(["import", csv("email,EMAIL\na@example.com,b@example.com\n"), "--project", p.id]);
     expect(repeated.exitCode).toBe(2);
-    expect(srv.cliRaw(["import", join(dir, "missing.csv"), "--project", p.id]).exitCode).toBe(2);
+    expect((await srv.cliRaw(["import", join(dir, "missing.csv"), "--project", p.id])).exitCode).toBe(2);
     expect((await p.api("GET", "/contacts")).json.data).toEqual([]);
   });
 
   test("human summary without --json", async () => {
     const p = await srv.newProject();
-    const r = srv.cliRaw(["import", csv("firstName,email\nAda,a@example.com\nBob,nope\n"), "--project", p.id]);
+    const r = await srv.cliRaw(["import", csv("firstName,email\nAda,a@example.com\nBob,nope\n"), "--project", p.id]);
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toContain("2 rows, 1 contacts created");
     expect(r.stdout).toContain("row 2: email: must be a valid email address. (email)");

@@ -101,7 +101,7 @@ describe("POST /contacts/{contactId}/interactions", () => {
   });
 
   test("an interaction type created with the CLI is usable", async () => {
-    const created = srv.cli(["interaction-type", "create", "--project", srv.projectId, "--name", "Site Visit", "--json"]);
+    const created = await srv.cli(["interaction-type", "create", "--project", srv.projectId, "--name", "Site Visit", "--json"]);
     expect(created.id).toMatch(/^it_/);
     await settle();
     const res = await log(contactId, { interactionTypeId: created.id });

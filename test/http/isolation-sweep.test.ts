@@ -88,12 +88,12 @@ let ctx: Ctx;
 let docRoutes: { key: string; method: string; path: string; params: string[] }[] = [];
 
 async function fixture(p: ProjectInfo, tag: string, contactIdLabel: string | null): Promise<Fixture> {
-  const cf = srv.cli(["custom-field", "create", "--project", p.id, "--title", `Secret Field ${tag}`, "--type", "text", "--json"]);
-  const ct = srv.cli(["contact-type", "create", "--project", p.id, "--name", `Secret Type ${tag}`, "--category", "Lead", "--json"]);
-  const it = srv.cli(["interaction-type", "create", "--project", p.id, "--name", `Secret Kind ${tag}`, "--json"]);
-  const form = srv.cli(["form", "create", "--project", p.id, "--name", `Secret Form ${tag}`, "--fields", "email,firstName", "--json"]);
+  const cf = await srv.cli(["custom-field", "create", "--project", p.id, "--title", `Secret Field ${tag}`, "--type", "text", "--json"]);
+  const ct = await srv.cli(["contact-type", "create", "--project", p.id, "--name", `Secret Type ${tag}`, "--category", "Lead", "--json"]);
+  const it = await srv.cli(["interaction-type", "create", "--project", p.id, "--name", `Secret Kind ${tag}`, "--json"]);
+  const form = await srv.cli(["form", "create", "--project", p.id, "--name", `Secret Form ${tag}`, "--fields", "email,firstName", "--json"]);
   await settle();
-  const rx = startReceiver();
+  const rx = await startReceiver();
   const api = p.api;
   const email = `zq${tag.toLowerCase()}secret@${tag.toLowerCase()}-only.example.com`;
   const created = await api("POST", "/contacts", {
@@ -188,8 +188,8 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  ctx?.a.rx.stop();
-  ctx?.b.rx.stop();
+  await ctx?.a.rx.stop();
+  await ctx?.b.rx.stop();
   await srv?.stop();
 }, 60_000);
 
@@ -322,8 +322,8 @@ describe("a key of project A without the route's scope is refused", () => {
   test("each scoped route: 403 ERR_FORBIDDEN naming the scope; ping and public routes need none", async () => {
     const pid = ctx.a.project.id;
     for (const s of ALL_SCOPES) {
-      without.set(s, srv.createKey({ projectId: pid, scopes: ALL_SCOPES.filter((x) => x !== s) }).key);
-      only.set(s, srv.createKey({ projectId: pid, scopes: [s] }).key);
+      without.set(s, (await srv.createKey({ projectId: pid, scopes: ALL_SCOPES.filter((x) => x !== s) })).key);
+      only.set(s, (await srv.createKey({ projectId: pid, scopes: [s] })).key);
     }
     const failures: string[] = [];
     for (const route of docRoutes) {

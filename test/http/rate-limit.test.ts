@@ -142,7 +142,7 @@ describe("429 past the limit", () => {
   test("a rate-limit change made with the CLI applies within 2 seconds", async () => {
     const p = await srv.newProject();
     expect((await srv.api("GET", "/ping", { key: p.key })).headers.get("ratelimit-limit")).toBe("120");
-    srv.cli(["project", "update", p.id, "--rate-limit-per-minute", "10"]);
+    await srv.cli(["project", "update", p.id, "--rate-limit-per-minute", "10"]);
     await sleep(2200);
     const key = await srv.newKey(ALL_SCOPES, p.id);
     expect((await srv.api("GET", "/ping", { key })).headers.get("ratelimit-limit")).toBe("10");

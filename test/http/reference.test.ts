@@ -13,12 +13,12 @@ beforeAll(async () => {
   fresh = await srv.newProject({ name: "fresh-project" });
   p = await srv.newProject({ name: "reference-project" });
   const cli = (args: string[]) => srv.cli([...args, "--json"]);
-  made.tier = cli(["custom-field", "create", "--project", p.id, "--title", "Tier", "--type", "select", "--options", "gold,silver"]);
-  made.answer = cli(["custom-field", "create", "--project", p.id, "--title", "Answer", "--type", "radio", "--options", "yes,no"]);
-  made.colours = cli(["custom-field", "create", "--project", p.id, "--title", "Colours", "--type", "multiselect", "--options", "red,blue"]);
-  for (const type of WRITABLE_TYPES) cli(["custom-field", "create", "--project", p.id, "--title", `W ${type}`, "--type", type]);
-  made.distributor = cli(["contact-type", "create", "--project", p.id, "--name", "Distributor", "--category", "Lead"]);
-  made.demo = cli(["interaction-type", "create", "--project", p.id, "--name", "Demo"]);
+  made.tier = await cli(["custom-field", "create", "--project", p.id, "--title", "Tier", "--type", "select", "--options", "gold,silver"]);
+  made.answer = await cli(["custom-field", "create", "--project", p.id, "--title", "Answer", "--type", "radio", "--options", "yes,no"]);
+  made.colours = await cli(["custom-field", "create", "--project", p.id, "--title", "Colours", "--type", "multiselect", "--options", "red,blue"]);
+  for (const type of WRITABLE_TYPES) await cli(["custom-field", "create", "--project", p.id, "--title", `W ${type}`, "--type", type]);
+  made.distributor = await cli(["contact-type", "create", "--project", p.id, "--name", "Distributor", "--category", "Lead"]);
+  made.demo = await cli(["interaction-type", "create", "--project", p.id, "--name", "Demo"]);
   await settle();
 }, 60_000);
 

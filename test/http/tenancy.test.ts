@@ -15,10 +15,10 @@ beforeAll(async () => {
   srv = await startServer();
   a = await srv.newProject({ name: "tenant-a" });
   b = await srv.newProject({ name: "tenant-b" });
-  cfA = srv.cli(["custom-field", "create", "--project", a.id, "--title", "Shared Title", "--type", "text", "--json"]).id;
-  srv.cli(["custom-field", "create", "--project", b.id, "--title", "Shared Title", "--type", "text", "--json"]);
-  ctA = srv.cli(["contact-type", "create", "--project", a.id, "--name", "A Only", "--category", "Lead", "--json"]);
-  itA = srv.cli(["interaction-type", "create", "--project", a.id, "--name", "A Only Type", "--json"]);
+  cfA = (await srv.cli(["custom-field", "create", "--project", a.id, "--title", "Shared Title", "--type", "text", "--json"])).id;
+  await srv.cli(["custom-field", "create", "--project", b.id, "--title", "Shared Title", "--type", "text", "--json"]);
+  ctA = await srv.cli(["contact-type", "create", "--project", a.id, "--name", "A Only", "--category", "Lead", "--json"]);
+  itA = await srv.cli(["interaction-type", "create", "--project", a.id, "--name", "A Only Type", "--json"]);
   await settle();
   const c = await a.api("POST", "/contacts", {
     body: { firstName: "Secret", email: "secret@a.example.com", tags: ["a-only-tag"], customFields: { [cfA]: "a" } },

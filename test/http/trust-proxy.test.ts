@@ -45,7 +45,7 @@ describe("with CRM_TRUST_PROXY naming the proxy", () => {
   });
 
   test("web-form submissions are limited per forwarded client", async () => {
-    const form = srv.cli(["form", "create", "--project", srv.projectId, "--name", "Proxied", "--fields", "email", "--json"]);
+    const form = await srv.cli(["form", "create", "--project", srv.projectId, "--name", "Proxied", "--fields", "email", "--json"]);
     const submit = (forwardedFor: string) =>
       srv.api("POST", `/forms/${form.id}/submissions`, { key: null, body: { email: "p@example.com", _hp: "bot" }, headers: { "X-Forwarded-For": forwardedFor } });
     for (let i = 0; i < 10; i++) expectStatus(await submit("203.0.113.50"), 201);

@@ -6,7 +6,7 @@
  * listed; the schema ends as a fresh one. A database it must not touch stops the start with
  * one line.
  */
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { tmpdir } from "node:os";
@@ -15,7 +15,7 @@ import { migrate } from "../../src/db/migrate.ts";
 import { runtime } from "../../src/runtime/index.ts";
 import { SecretBox } from "../../src/webhooks/secret-box.ts";
 import { addLitestreamTables, HISTORIES, migrateLikeBefore, SAMPLE, schemaOf, seedOldShape, type History } from "../fixtures/migrations/history.ts";
-import { parseServiceSignature, serviceHmacHex, startReceiver } from "../helpers/receiver.ts";
+import { parseServiceSignature, serviceHmacHex, startReceiver, type Receiver } from "../helpers/receiver.ts";
 import { REPO_ROOT, startServer, type ServerHandle } from "../helpers/server.ts";
 
 const BUN = join(REPO_ROOT, "node_modules/.bin/bun");
@@ -51,12 +51,15 @@ describe.each([
   ["edited (main before checksums)", HISTORIES.editedMain],
 ] as const)("the server on a database made by the %s migrations", (_label, history) => {
   const secret = `whsec_${randomBytes(32).toString("base64")}`;
-  const receiver = startReceiver();
+  let receiver: Receiver;
+  beforeAll(async () => {
+    receiver = await startReceiver();
+  });
   let srv: ServerHandle;
   let running = false;
   afterAll(async () => {
     if (running) await srv.stop(true);
-    receiver.stop();
+    await receiver.stop();
   });
   const names = (res: { json: any }) => res.json.data.map((c: { contactId: string }) => c.contactId);
 

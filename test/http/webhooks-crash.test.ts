@@ -28,7 +28,7 @@ afterEach(async () => {
     s.proc.kill("SIGKILL");
     await s.exited;
   }
-  for (const r of receivers.splice(0)) r.stop();
+  for (const r of receivers.splice(0)) await r.stop();
   for (const d of dirs.splice(0)) removeDir(d);
 });
 
@@ -67,7 +67,7 @@ const deliveredContacts = (rx: Receiver) => distinct(rx.requests.map((r) => r.js
 
 describe("deliveries survive the death of the server", () => {
   test("kill -9 during a backlog of 50 events: after a restart on the same database every event is delivered at least once", async () => {
-    const rx = startReceiver({ status: 200, delayMs: 250 });
+    const rx = await startReceiver({ status: 200, delayMs: 250 });
     receivers.push(rx);
     const { dir, s1, key, secret, hookId, contactIds } = await backlog(rx, 50);
     await rx.waitFor(8, 15_000);
@@ -117,13 +117,13 @@ describe("deliveries survive the death of the server", () => {
   }, 60_000);
 
   test("kill -9 while deliveries wait for a retry: after a restart they are retried and delivered", async () => {
-    const rx = startReceiver({ status: 503 });
+    const rx = await startReceiver({ status: 503 });
     receivers.push(rx);
     const { dir, s1, key, contactIds } = await backlog(rx, 10);
     // Every event has failed once and waits ~1 s for its retry when the process dies.
     await rx.waitUntil((reqs) => distinct(reqs.map((r) => r.json?.id)).length >= 10, 10_000, "a first attempt of each event");
     await stopWith(s1, "SIGKILL");
-    rx.respond({ status: 200 });
+    await rx.respond({ status: 200 });
     const restartAt = Date.now();
     const s2 = await start(dir);
     await rx.waitUntil(
@@ -140,7 +140,7 @@ describe("deliveries survive the death of the server", () => {
   }, 60_000);
 
   test("SIGTERM during a backlog loses no delivery: the rest is delivered after a restart", async () => {
-    const rx = startReceiver({ status: 200, delayMs: 250 });
+    const rx = await startReceiver({ status: 200, delayMs: 250 });
     receivers.push(rx);
     const { dir, s1, contactIds } = await backlog(rx, 30);
     await rx.waitFor(6, 15_000);

@@ -7,7 +7,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { randomBytes } from "node:crypto";
 import { expectError, expectStatus } from "../helpers/expect.ts";
-import { distinct, startReceiver, type Receiver, type Reply } from "../helpers/receiver.ts";
+import { distinct, startReceiver, type Receiver, type Reply, type Rule } from "../helpers/receiver.ts";
 import { makeApi, startServer, type Api, type ServerHandle } from "../helpers/server.ts";
 
 let srv: ServerHandle;
@@ -21,16 +21,16 @@ beforeAll(async () => {
   });
 }, 30_000);
 
-afterEach(() => {
-  for (const r of receivers.splice(0)) r.stop();
+afterEach(async () => {
+  for (const r of receivers.splice(0)) await r.stop();
 });
 
 afterAll(async () => {
   await srv?.stop();
 }, 30_000);
 
-function receiver(initial: Reply | ((r: any) => Reply | Promise<Reply>) = {}): Receiver {
-  const r = startReceiver(initial);
+async function receiver(initial: Reply | Rule[] = {}): Promise<Receiver> {
+  const r = await startReceiver(initial);
   receivers.push(r);
   return r;
 }
@@ -64,22 +64,17 @@ async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, tim
 }
 
 /** A receiver that holds every request until `release()`. */
-function holdingReceiver() {
-  let release!: () => void;
-  const gate = new Promise<void>((r) => (release = r));
-  const rx = receiver(async () => {
-    await gate;
-    return { status: 200 };
-  });
-  return { rx, release };
+async function holdingReceiver() {
+  const rx = await receiver({ status: 200, hold: true });
+  return { rx, release: () => rx.release() };
 }
 
 describe("fair delivery across projects (decisions §16)", () => {
   test("while 16 subscriptions of one project hang, another project's delivery still arrives", async () => {
     const a = await project();
     const b = await project();
-    const slow = holdingReceiver();
-    const fast = receiver();
+    const slow = await holdingReceiver();
+    const fast = await receiver();
     for (let i = 0; i < 16; i++) await hook(a, slow.rx.url);
     await hook(b, fast.url);
     // 5 events × 16 subscriptions: far more than every slot the dispatcher has.
@@ -92,18 +87,18 @@ describe("fair delivery across projects (decisions §16)", () => {
     expect(slow.rx.requests.every((r) => r.answeredAt === undefined)).toBe(true);
     // One project never holds more than half of the 64 slots.
     expect(slow.rx.maxConcurrent()).toBeLessThanOrEqual(32);
-    slow.release();
+    await slow.release();
     await slow.rx.waitUntil((r) => distinct(r.map((x) => x.headers["x-service-delivery"])).length === 80, 20_000, "all of A's deliveries");
   }, 60_000);
 
   test("one busy subscription still gets 4 deliveries in flight at once", async () => {
     const a = await project();
-    const held = holdingReceiver();
+    const held = await holdingReceiver();
     await hook(a, held.rx.url);
     for (let i = 0; i < 6; i++) await contact(a, i);
     await held.rx.waitUntil((r) => r.length >= 4, 10_000, "4 deliveries in flight");
     expect(held.rx.inFlight()).toBe(4);
-    held.release();
+    await held.release();
     await held.rx.waitUntil((r) => r.length >= 6, 10_000, "the other 2");
     expect(held.rx.maxConcurrent()).toBe(4);
   }, 30_000);
@@ -113,8 +108,8 @@ describe("deleting a subscription while its attempt is in flight (decisions §16
   test("never makes another project's delivery be sent again", async () => {
     const a = await project();
     const b = await project();
-    const gone = holdingReceiver();
-    const other = holdingReceiver();
+    const gone = await holdingReceiver();
+    const other = await holdingReceiver();
     const doomed = await hook(a, gone.rx.url);
     await hook(b, other.rx.url);
     await contact(a);
@@ -123,8 +118,8 @@ describe("deleting a subscription while its attempt is in flight (decisions §16
     await other.rx.waitFor(1);
     expectStatus(await a("DELETE", `/webhooks/${doomed.id}`), 204);
     // Both attempts finish together, so their outcomes are recorded in one batch.
-    gone.release();
-    other.release();
+    await gone.release();
+    await other.release();
     const w = (await b("GET", "/webhooks")).json.data[0];
     await waitFor("B's attempt to be recorded", async () => {
       const attempts = (await b("GET", `/webhooks/${w.id}/attempts`)).json.data;
@@ -140,7 +135,7 @@ describe("deleting a subscription while its attempt is in flight (decisions §16
 describe("redeliver bounds (decisions §16)", () => {
   test("redeliver on a disabled subscription is 409 ERR_CONFLICT", async () => {
     const a = await project();
-    const rx = receiver();
+    const rx = await receiver();
     const w = await hook(a, rx.url);
     expectStatus(await a("PATCH", `/webhooks/${w.id}`, { body: { status: "disabled" } }), 200);
     const since = new Date(Date.now() - 60_000).toISOString();
@@ -149,14 +144,14 @@ describe("redeliver bounds (decisions §16)", () => {
 
   test("more than 10,000 eventIds is 422 naming eventIds", async () => {
     const a = await project();
-    const w = await hook(a, receiver().url);
+    const w = await hook(a, (await receiver()).url);
     const eventIds = Array.from({ length: 10_001 }, (_, i) => `evt_${String(i).padStart(22, "0")}`);
     expectError(await a("POST", `/webhooks/${w.id}/redeliver`, { body: { eventIds } }), "ERR_FORM_VALIDATION", "eventIds");
   });
 
   test("an event already pending for the subscription is not queued twice", async () => {
     const a = await project();
-    const down = receiver({ status: 500 });
+    const down = await receiver({ status: 500 });
     const w = await hook(a, down.url);
     const since = new Date().toISOString();
     await contact(a, 1);
@@ -171,7 +166,7 @@ describe("redeliver bounds (decisions §16)", () => {
 
   test("a range of more than 10,000 events is 422 naming since, and queues nothing", async () => {
     const a = await project();
-    const rx = receiver();
+    const rx = await receiver();
     const since = new Date().toISOString();
     const creators = Array.from({ length: 16 }, async (_, worker) => {
       for (let i = worker; i < 10_001; i += 16) await contact(a, i);
@@ -191,7 +186,7 @@ describe("a delivery that cannot be signed (decisions §16)", () => {
     const key2 = randomBytes(32).toString("base64");
     const env = { CRM_WEBHOOK_RETRY_SCHEDULE: "1s,1s", CRM_OUTBOX_POLL_MS: "50", CRM_LOG_LEVEL: "warn" };
     const first = await startServer({ env: "sandbox", extraEnv: { ...env, CRM_SECRET_KEY: key1 } });
-    const rx = receiver();
+    const rx = await receiver();
     const w = await hook(first.api, rx.url);
     await first.stop(true);
     const second = await startServer({ env: "sandbox", dir: first.dir, expectBootstrapKey: false, extraEnv: { ...env, CRM_SECRET_KEY: key2 } });

@@ -15,6 +15,7 @@ import {
   type Receiver,
   type ReceivedRequest,
   type Reply,
+  type Rule,
 } from "../helpers/receiver.ts";
 import { freePort, sleep, startServer, walk, type Api, type ServerHandle } from "../helpers/server.ts";
 
@@ -58,7 +59,7 @@ beforeAll(async () => {
 afterEach(async () => {
   // Each test owns its subscriptions and receivers; nothing leaks into the next one.
   for (const id of scratchHooks.splice(0)) await api("DELETE", `/webhooks/${id}`);
-  for (const r of receivers.splice(0)) r.stop();
+  for (const r of receivers.splice(0)) await r.stop();
 });
 
 afterAll(async () => {
@@ -67,8 +68,8 @@ afterAll(async () => {
 
 // ---------------------------------------------------------------- helpers
 
-function receiver(initial: Reply | ((r: ReceivedRequest) => Reply) = {}, path = "/hook"): Receiver {
-  const r = startReceiver(initial, path);
+async function receiver(initial: Reply | Rule[] = {}, path = "/hook"): Promise<Receiver> {
+  const r = await startReceiver(initial, path);
   receivers.push(r);
   return r;
 }
@@ -142,7 +143,7 @@ const stdHeaders = (req: ReceivedRequest) => ({
 
 describe("subscription CRUD", () => {
   test("POST /webhooks answers 201 with an active subscription and a whsec_ secret of 32 random bytes", async () => {
-    const rx = receiver();
+    const rx = await receiver();
     const res = await api("POST", "/webhooks", {
       body: { url: rx.url, events: ["contact.created", "contact.updated"], description: "crm sync" },
     });
@@ -168,7 +169,7 @@ describe("subscription CRUD", () => {
   });
 
   test("the secret is never shown again: not by GET, the list, PATCH, nor attempts", async () => {
-    const rx = receiver();
+    const rx = await receiver();
     const w = await createHook(rx.url);
     const answers = [
       await api("GET", `/webhooks/${w.id}`),
@@ -188,7 +189,7 @@ describe("subscription CRUD", () => {
   });
 
   test("GET /webhooks/{id} answers the subscription as created, without its secret", async () => {
-    const rx = receiver();
+    const rx = await receiver();
     const w = await createHook(rx.url, ["interaction_log.created"], "one");
     const got = await getHook(w.id);
     const { secret: _secret, ...rest } = w;
@@ -196,7 +197,7 @@ describe("subscription CRUD", () => {
   });
 
   test("GET /webhooks answers the list envelope and pages through every subscription with limit and cursor", async () => {
-    const rx = receiver();
+    const rx = await receiver();
     const made = [await createHook(rx.url), await createHook(rx.url), await createHook(rx.url)];
     const first = await api("GET", "/webhooks", { query: { limit: 1 } });
     expectStatus(first, 200);
@@ -213,7 +214,7 @@ describe("subscription CRUD", () => {
   });
 
   test("a replayed POST /webhooks with the same Idempotency-Key answers the same subscription and secret and creates one", async () => {
-    const rx = receiver();
+    const rx = await receiver();
     const key = await srv.newKey(["webhooks:manage"]);
     const body = { url: rx.url, events: ["contact.created"], description: `idem-${Date.now()}` };
     const headers = { "Idempotency-Key": `wh-${Date.now()}` };
@@ -230,8 +231,8 @@ describe("subscription CRUD", () => {
   });
 
   test("PATCH /webhooks/{id} changes url, events and description and answers the subscription", async () => {
-    const rx1 = receiver();
-    const rx2 = receiver();
+    const rx1 = await receiver();
+    const rx2 = await receiver();
     const w = await createHook(rx1.url, ["contact.created"], "before");
     const res = await api("PATCH", `/webhooks/${w.id}`, {
       body: { url: rx2.url, events: ["contact.updated"], description: "after" },
@@ -266,7 +267,7 @@ describe("subscription CRUD", () => {
     });
 
   test("DELETE /webhooks/{id} answers 204 with no body; the subscription is then 404, gone from the list, and gets no deliveries", async () => {
-    const rx = receiver();
+    const rx = await receiver();
     const w = await createHook(rx.url);
     const del = await api("DELETE", `/webhooks/${w.id}`);
     expect(del.status).toBe(204);
@@ -282,7 +283,7 @@ describe("subscription CRUD", () => {
   });
 
   test("DELETE stops the retries of a subscription's pending deliveries", async () => {
-    const rx = receiver({ status: 500 });
+    const rx = await receiver({ status: 500 });
     const w = await createHook(rx.url, ["contact.created"]);
     await newContact();
     await rx.waitFor(1);
@@ -332,7 +333,7 @@ describe("subscription validation (422 with fieldName)", () => {
   ];
   for (const [name, body, field] of patchCases)
     test(`PATCH /webhooks/{id} refuses ${name} and changes nothing`, async () => {
-      const rx = receiver();
+      const rx = await receiver();
       const w = await createHook(rx.url, ["contact.created"], "keep");
       const res = await api("PATCH", `/webhooks/${w.id}`, { body });
       expectError(res, "ERR_FORM_VALIDATION", field);
@@ -344,7 +345,7 @@ describe("subscription validation (422 with fieldName)", () => {
 
 describe("event payloads", () => {
   test("contact.created arrives as a JSON POST whose envelope is complete and whose data.contact equals the API's answer", async () => {
-    const rx = receiver({}, "/in/crm?source=test");
+    const rx = await receiver({}, "/in/crm?source=test");
     const w = await createHook(rx.url, ["contact.created"]);
     const c = await newContact({ phone: "+14155550100", tags: ["vip"] });
     const [req] = await rx.waitFor(1);
@@ -370,7 +371,7 @@ describe("event payloads", () => {
   });
 
   test("contact.updated carries the contact as PATCH answered it, changedFields, and previousContactId on a relabel", async () => {
-    const rx = receiver();
+    const rx = await receiver();
     await createHook(rx.url, ["contact.updated"]);
     const c = await newContact();
     const p1 = await api("PATCH", `/contacts/${c.contactId}`, { body: { notes: "first note", phone: "+14155550101" } });
@@ -394,7 +395,7 @@ describe("event payloads", () => {
   });
 
   test("interaction_log.created carries the log as the API answered it and a contact summary", async () => {
-    const rx = receiver();
+    const rx = await receiver();
     await createHook(rx.url, ["interaction_log.created"]);
     const c = await newContact({ firstName: "Ida", lastName: "Log" });
     const il = await api("POST", `/contacts/${c.contactId}/interactions`, {
@@ -411,9 +412,9 @@ describe("event payloads", () => {
   });
 
   test("a subscription receives only the events it lists; [\"*\"] receives every event; a no-op PATCH sends nothing", async () => {
-    const onlyUpdates = receiver();
-    const onlyLogs = receiver();
-    const all = receiver();
+    const onlyUpdates = await receiver();
+    const onlyLogs = await receiver();
+    const all = await receiver();
     await createHook(onlyUpdates.url, ["contact.updated"]);
     await createHook(onlyLogs.url, ["interaction_log.created"]);
     await createHook(all.url, ["*"]);
@@ -440,7 +441,7 @@ describe("event payloads", () => {
   });
 
   test("the delivered envelope is the same event GET /events lists", async () => {
-    const rx = receiver();
+    const rx = await receiver();
     await createHook(rx.url, ["contact.created"]);
     const since = new Date().toISOString();
     await newContact();
@@ -454,7 +455,7 @@ describe("event payloads", () => {
 
 describe("signatures", () => {
   test("X-Service-Signature is our own HMAC-SHA256 of '<t>.<raw body>' keyed with the whole whsec_ secret, t within 300 s", async () => {
-    const rx = receiver();
+    const rx = await receiver();
     const w = await createHook(rx.url);
     await newContact();
     const [req] = await rx.waitFor(1);
@@ -468,7 +469,7 @@ describe("signatures", () => {
   });
 
   test("the signature fails for a tampered body, another secret or another t (the check can fail)", async () => {
-    const rx = receiver();
+    const rx = await receiver();
     const w = await createHook(rx.url);
     const other = await createHook(rx.url, ["interaction_log.created"]);
     await newContact();
@@ -486,7 +487,7 @@ describe("signatures", () => {
   });
 
   test("the official stripe package verifies X-Service-Signature over the raw bytes", async () => {
-    const rx = receiver();
+    const rx = await receiver();
     const w = await createHook(rx.url);
     await newContact();
     const [req] = await rx.waitFor(1);
@@ -496,7 +497,7 @@ describe("signatures", () => {
   });
 
   test("the standardwebhooks package verifies webhook-id / webhook-timestamp / webhook-signature with the whsec_ secret", async () => {
-    const rx = receiver();
+    const rx = await receiver();
     const w = await createHook(rx.url);
     await newContact();
     const [req] = await rx.waitFor(1);
@@ -507,7 +508,7 @@ describe("signatures", () => {
   });
 
   test("after rotate-secret, deliveries carry two signatures, the new one first, and both secrets verify", async () => {
-    const rx = receiver();
+    const rx = await receiver();
     const w = await createHook(rx.url);
     const rot = await api("POST", `/webhooks/${w.id}/rotate-secret`);
     expectStatus(rot, 200);
@@ -540,8 +541,8 @@ describe("signatures", () => {
 
 describe("retries and failures", () => {
   test("a retry after a 500 sends the identical body bytes with the same delivery id, signed with its own t", async () => {
-    const rx = receiver();
-    rx.script([{ status: 500, body: "boom" }], { status: 200 });
+    const rx = await receiver();
+    await rx.script([{ status: 500, body: "boom" }], { status: 200 });
     const w = await createHook(rx.url);
     await newContact();
     const [a, b] = await rx.waitFor(2, 8000);
@@ -559,8 +560,8 @@ describe("retries and failures", () => {
   });
 
   test("a success after failures resets consecutiveFailures to 0 and sets lastSuccessAt", async () => {
-    const rx = receiver();
-    rx.script([{ status: 502 }], { status: 204 });
+    const rx = await receiver();
+    await rx.script([{ status: 502 }], { status: 204 });
     const w = await createHook(rx.url);
     await newContact();
     await rx.waitFor(1);
@@ -574,9 +575,9 @@ describe("retries and failures", () => {
   });
 
   test("a 3xx answer is a failed attempt and its Location is not followed", async () => {
-    const target = receiver();
-    const rx = receiver();
-    rx.script([{ status: 302, headers: { Location: target.url } }], { status: 200 });
+    const target = await receiver();
+    const rx = await receiver();
+    await rx.script([{ status: 302, headers: { Location: target.url } }], { status: 200 });
     const w = await createHook(rx.url, ["contact.created"]);
     await newContact();
     await rx.waitFor(2, 8000); // retried, so the 302 counted as a failure
@@ -587,8 +588,8 @@ describe("retries and failures", () => {
   });
 
   test("an answer slower than the attempt timeout is a failed attempt with no status code and an error", async () => {
-    const rx = receiver();
-    rx.script([{ status: 200, delayMs: TIMEOUT_MS + 1500 }], { status: 200 });
+    const rx = await receiver();
+    await rx.script([{ status: 200, delayMs: TIMEOUT_MS + 1500 }], { status: 200 });
     const w = await createHook(rx.url, ["contact.created"]);
     await newContact();
     await rx.waitFor(2, 10_000);
@@ -603,8 +604,8 @@ describe("retries and failures", () => {
   });
 
   test("a 429 with Retry-After delays the next attempt at least that long", async () => {
-    const rx = receiver();
-    rx.script([{ status: 429, retryAfter: 2 }], { status: 200 });
+    const rx = await receiver();
+    await rx.script([{ status: 429, retryAfter: 2 }], { status: 200 });
     await createHook(rx.url, ["contact.created"]);
     await newContact();
     const [a, b] = await rx.waitFor(2, 10_000);
@@ -614,8 +615,8 @@ describe("retries and failures", () => {
   });
 
   test("a 429's Retry-After of 3 s on a 1 s schedule step is honoured in full (decisions §7: at least Retry-After)", async () => {
-    const rx = receiver();
-    rx.script([{ status: 429, retryAfter: 3 }], { status: 200 });
+    const rx = await receiver();
+    await rx.script([{ status: 429, retryAfter: 3 }], { status: 200 });
     await createHook(rx.url, ["contact.created"]);
     await newContact();
     const [a, b] = await rx.waitFor(2, 10_000);
@@ -624,7 +625,7 @@ describe("retries and failures", () => {
   });
 
   test(`a delivery that fails all ${ATTEMPTS} attempts (1 + k schedule entries) disables the subscription with consecutiveFailures and lastFailureReason`, async () => {
-    const rx = receiver({ status: 500, body: "down" });
+    const rx = await receiver({ status: 500, body: "down" });
     const w = await createHook(rx.url, ["contact.created"]);
     await newContact();
     await rx.waitFor(ATTEMPTS, 8000);
@@ -638,7 +639,7 @@ describe("retries and failures", () => {
   });
 
   test("an exhausted delivery does not disable the subscription when another delivery succeeded meanwhile", async () => {
-    const rx = receiver((r) => (r.text.includes("FailMe") ? { status: 500 } : { status: 200 }));
+    const rx = await receiver([{ when: { bodyIncludes: "FailMe" }, reply: { status: 500 } }, { reply: { status: 200 } }]);
     const w = await createHook(rx.url, ["contact.created"]);
     const doomed = await newContact({ firstName: "FailMe" });
     await rx.waitFor(1);
@@ -656,7 +657,7 @@ describe("retries and failures", () => {
   });
 
   test("a 410 Gone disables the subscription at once, without retries", async () => {
-    const rx = receiver({ status: 410, body: "gone" });
+    const rx = await receiver({ status: 410, body: "gone" });
     const w = await createHook(rx.url, ["contact.created"]);
     await newContact();
     await rx.waitFor(1);
@@ -669,8 +670,8 @@ describe("retries and failures", () => {
   });
 
   test("events fired while disabled are not delivered but stay in GET /events; PATCH status active resets consecutiveFailures and deliveries resume", async () => {
-    const rx = receiver();
-    rx.script([{ status: 410 }], { status: 200 });
+    const rx = await receiver();
+    await rx.script([{ status: 410 }], { status: 200 });
     const w = await createHook(rx.url, ["contact.created"]);
     await newContact();
     await rx.waitFor(1);
@@ -699,7 +700,7 @@ describe("retries and failures", () => {
   });
 
   test("the test ping (POST /webhooks/{id}/test) to a 200 receiver answers delivered true and sends a signed ping event", async () => {
-    const rx = receiver();
+    const rx = await receiver();
     const w = await createHook(rx.url, ["contact.created"]);
     const res = await api("POST", `/webhooks/${w.id}/test`);
     expectStatus(res, 200);
@@ -718,7 +719,7 @@ describe("retries and failures", () => {
   });
 
   test("the test ping to a 500 receiver answers delivered false with the status and an error, and is not retried", async () => {
-    const rx = receiver({ status: 500, body: "nope" });
+    const rx = await receiver({ status: 500, body: "nope" });
     const w = await createHook(rx.url, ["contact.created"]);
     const res = await api("POST", `/webhooks/${w.id}/test`);
     expectStatus(res, 200);
@@ -748,7 +749,7 @@ describe("retries and failures", () => {
 
 describe("redeliver", () => {
   test("redeliver by eventIds answers 202 {queued} and re-sends the same event id with a new delivery id", async () => {
-    const rx = receiver();
+    const rx = await receiver();
     const w = await createHook(rx.url, ["contact.created"]);
     await newContact();
     await newContact();
@@ -771,7 +772,7 @@ describe("redeliver", () => {
   });
 
   test("redeliver by since and until queues the events of that window only", async () => {
-    const rx = receiver();
+    const rx = await receiver();
     const w = await createHook(rx.url, ["*"]);
     const since = new Date().toISOString();
     await sleep(5);
@@ -803,7 +804,7 @@ describe("redeliver", () => {
   });
 
   test("redeliver can bring a disabled subscription's missed events once it is active again", async () => {
-    const rx = receiver({ status: 200 });
+    const rx = await receiver({ status: 200 });
     const w = await createHook(rx.url, ["contact.created"]);
     expectStatus(await api("PATCH", `/webhooks/${w.id}`, { body: { status: "disabled" } }), 200);
     const since = new Date().toISOString();
@@ -821,7 +822,7 @@ describe("redeliver", () => {
   });
 
   test("redeliver refuses a body with neither eventIds nor since, and a since that is not a time (422)", async () => {
-    const rx = receiver();
+    const rx = await receiver();
     const w = await createHook(rx.url);
     const none = await api("POST", `/webhooks/${w.id}/redeliver`, { body: {} });
     expectError(none, "ERR_FORM_VALIDATION", undefined, { anyFieldName: true });
@@ -837,8 +838,8 @@ describe("redeliver", () => {
 describe("delivery attempts", () => {
   test("GET /webhooks/{id}/attempts lists attempts newest first with statusCode, error, durationMs and at most 1 KiB of the answer", async () => {
     const long = "x".repeat(600) + "y".repeat(3000);
-    const rx = receiver();
-    rx.script([{ status: 503, body: long }], { status: 200, body: "thanks" });
+    const rx = await receiver();
+    await rx.script([{ status: 503, body: long }], { status: 200, body: "thanks" });
     const w = await createHook(rx.url, ["contact.created"]);
     await newContact();
     const [req] = await rx.waitFor(2, 8000);
@@ -920,7 +921,7 @@ describe("GET /events", () => {
 describe("tenant isolation", () => {
   test("project B sees none of project A's subscriptions: its list lacks them and every route on A's id is 404", async () => {
     const b = await srv.newProject();
-    const rx = receiver();
+    const rx = await receiver();
     const w = await createHook(rx.url, ["contact.created"], "tenant A");
     const list = await walk(b.api, "/webhooks", { limit: 200 });
     expect(list.items.map((x) => x.id)).not.toContain(w.id);
@@ -950,8 +951,8 @@ describe("tenant isolation", () => {
 
   test("events stay in their project: B's GET /events lists none of A's events, A's subscription gets none of B's, and B cannot redeliver them", async () => {
     const b = await srv.newProject();
-    const rxA = receiver();
-    const rxB = receiver();
+    const rxA = await receiver();
+    const rxB = await receiver();
     const wA = await createHook(rxA.url, ["*"]);
     const wB = await createHook(rxB.url, ["*"], undefined, b.api);
     const since = new Date(Date.now() - 60_000).toISOString();
@@ -1009,7 +1010,7 @@ describe("scopes", () => {
 
   for (const [method, path, body] of routes)
     test(`${method} ${path} with a key lacking webhooks:manage is 403 naming the scope, and changes nothing`, async () => {
-      const rx = receiver();
+      const rx = await receiver();
       const w = await createHook(rx.url, ["contact.created"], "untouched");
       const res = await api(method, path.replace(":id", w.id), { body, key: limitedKey });
       expectError(res, "ERR_FORBIDDEN");
@@ -1020,7 +1021,7 @@ describe("scopes", () => {
     });
 
   test("a key with only webhooks:manage may use the webhook routes and GET /events", async () => {
-    const rx = receiver();
+    const rx = await receiver();
     const res = await api("POST", "/webhooks", { body: { url: rx.url, events: ["*"] }, key: managerKey });
     expectStatus(res, 201);
     scratchHooks.push(res.json.id);
@@ -1034,7 +1035,7 @@ describe("scopes", () => {
 
 describe("answers and metrics", () => {
   test("webhook routes answer with the RateLimit headers and X-Request-Id, errors and 204 included", async () => {
-    const rx = receiver();
+    const rx = await receiver();
     const created = await api("POST", "/webhooks", { body: { url: rx.url, events: ["*"] } });
     expectStatus(created, 201);
     const answers = [
@@ -1054,8 +1055,8 @@ describe("answers and metrics", () => {
   });
 
   test("/metrics counts delivery outcomes and shows the outbox depth", async () => {
-    const rx = receiver();
-    rx.script([{ status: 500 }], { status: 200 });
+    const rx = await receiver();
+    await rx.script([{ status: 500 }], { status: 200 });
     await createHook(rx.url, ["contact.created"]);
     await newContact();
     await rx.waitFor(2, 8000);
@@ -1074,7 +1075,7 @@ describe("answers and metrics", () => {
 
 describe("concurrency", () => {
   test("at most 4 deliveries are in flight per subscription while 10 events are pending", async () => {
-    const rx = receiver({ status: 200, delayMs: 600 });
+    const rx = await receiver({ status: 200, delayMs: 600 });
     await createHook(rx.url, ["contact.created"]);
     for (let i = 0; i < 10; i++) await newContact();
     const got = await rx.waitFor(10, 12_000);
@@ -1084,8 +1085,8 @@ describe("concurrency", () => {
   });
 
   test("a slow subscriber does not hold back another subscription", async () => {
-    const slow = receiver({ status: 200, delayMs: 1500 });
-    const fast = receiver({ status: 200 });
+    const slow = await receiver({ status: 200, delayMs: 1500 });
+    const fast = await receiver({ status: 200 });
     await createHook(slow.url, ["contact.created"]);
     await createHook(fast.url, ["contact.created"]);
     for (let i = 0; i < 10; i++) await newContact();

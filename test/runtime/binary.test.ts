@@ -26,10 +26,10 @@ let dir: string;
 let server: Started | undefined;
 let env: Record<string, string>;
 
-beforeAll(() => {
+beforeAll(async () => {
   if (!existsSync(BINARY) || statSync(BINARY).mtimeMs < newestSource()) {
     const started = performance.now();
-    run([BUN, "run", "build"]);
+    await run([BUN, "run", "build"]);
     console.log(`built dist/crm in ${Math.round(performance.now() - started)} ms`);
   }
   // A working folder with no db/ and no node_modules: only the binary's embedded files exist.
@@ -44,7 +44,7 @@ afterAll(async () => {
 
 test("dist/crm serves from an empty folder, with migrations applied from the binary", async () => {
   server = await startServerProcess([BINARY, "serve"], { cwd: dir, env });
-  console.log(`dist/crm time-to-ready: ${server.readyMs.toFixed(0)} ms (spawn → first 200 from /healthz, fresh database)`);
+  console.log(`dist/crm time-to-ready: ${server.readyMs.toFixed(0)} ms (spawn → first ready answer from /readyz, fresh database)`);
   expect(existsSync(join(dir, "db"))).toBe(false);
   expect(existsSync(join(dir, "data/crm.db"))).toBe(true);
   const ready = await fetch(`${server.origin}/readyz`);
@@ -57,18 +57,18 @@ test("dist/crm serves from an empty folder, with migrations applied from the bin
   expect(got.json.email).toBe("binary@example.com");
 });
 
-test("dist/crm runs the admin CLI against the same database", () => {
-  const { stdout } = run([BINARY, "project", "list", "--json"], { cwd: dir, env: { ...env, PORT: String(server!.port) } });
+test("dist/crm runs the admin CLI against the same database", async () => {
+  const { stdout } = await run([BINARY, "project", "list", "--json"], { cwd: dir, env: { ...env, PORT: String(server!.port) } });
   const projects = lastJson(stdout);
   expect(projects.data.map((p: { name: string }) => p.name)).toContain("default");
   expect(projects.data[0].contactCount).toBe(1);
 });
 
 test("dist/crm healthcheck exits 0 against the running server and 1 when nothing listens", async () => {
-  const ok = run([BINARY, "healthcheck"], { cwd: dir, env: { ...env, PORT: String(server!.port), HOST: "0.0.0.0" } });
+  const ok = await run([BINARY, "healthcheck"], { cwd: dir, env: { ...env, PORT: String(server!.port), HOST: "0.0.0.0" } });
   expect(ok.exitCode).toBe(0);
   await server!.stop();
-  const down = run([BINARY, "healthcheck"], { cwd: dir, env: { ...env, PORT: String(server!.port) }, allowFail: true });
+  const down = await run([BINARY, "healthcheck"], { cwd: dir, env: { ...env, PORT: String(server!.port) }, allowFail: true });
   expect(down.exitCode).toBe(1);
 });
 

@@ -154,11 +154,11 @@ describe.skipIf(!enabled)("the server under Deno (npm run serve:deno)", () => {
   });
 
   test("the admin CLI runs under Deno on the same database while the server runs", async () => {
-    const projects = lastJson(run([...DENO_RUN, "src/main.ts", "project", "list", "--json"], { env }).stdout);
+    const projects = lastJson((await run([...DENO_RUN, "src/main.ts", "project", "list", "--json"], { env })).stdout);
     const project = projects.data.find((p: { name: string }) => p.name === "default");
     expect(project.contactCount).toBe(3);
     const created = lastJson(
-      run([...DENO_RUN, "src/main.ts", "key", "create", "--project", project.id, "--scopes", "contacts:read", "--json"], { env }).stdout,
+      (await run([...DENO_RUN, "src/main.ts", "key", "create", "--project", project.id, "--scopes", "contacts:read", "--json"], { env })).stdout,
     );
     expect(created.key).toStartWith("crm_test_");
     const list = await server.api("GET", "/contacts", { key: created.key });

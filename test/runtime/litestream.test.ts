@@ -78,7 +78,7 @@ describe("replicate, restore, serve the restored file", () => {
     let restored = 0;
     for (let i = 0; Date.now() < deadline; i++) {
       const probe = join(dir, `probe-${i}.db`);
-      const r = run([LITESTREAM, "restore", "-config", CONFIG, "-o", probe, dbPath], { env, allowFail: true });
+      const r = await run([LITESTREAM, "restore", "-config", CONFIG, "-o", probe, dbPath], { env, allowFail: true });
       if (r.exitCode === 0) {
         const db = new Database(probe, { readonly: true });
         const patched = db.query("SELECT count(*) AS n FROM contacts WHERE notes IS NOT NULL").get() as { n: number };
@@ -107,7 +107,7 @@ describe("replicate, restore, serve the restored file", () => {
     mkdirSync(join(dir, "restored"));
     const env = envFor(restoredPath);
     // On another machine the config's path may differ: restore straight from the replica URL.
-    run([LITESTREAM, "restore", "-o", restoredPath, replicaUrl], { env });
+    await run([LITESTREAM, "restore", "-o", restoredPath, replicaUrl], { env });
     const server = await startServerProcess([BUN, "src/main.ts", "serve"], { env, expectKey: false });
     stops.push(server.stop);
     const list = await server.api("GET", "/contacts", { key });
@@ -166,7 +166,7 @@ describe("the Docker entry point (scripts/docker-entrypoint.sh)", () => {
   test("without LITESTREAM_REPLICA_URL it runs `crm serve` alone; other arguments are admin commands", async () => {
     const dbPath = join(dir, "plain/crm.db");
     const env = { ...envFor(dbPath), PATH: `${bin}:${process.env.PATH}`, LITESTREAM_REPLICA_URL: "" };
-    const projects = run(["sh", join(REPO_ROOT, "scripts/docker-entrypoint.sh"), "project", "list", "--json"], { env });
+    const projects = await run(["sh", join(REPO_ROOT, "scripts/docker-entrypoint.sh"), "project", "list", "--json"], { env });
     expect(JSON.parse(projects.stdout).data).toEqual([]);
     server = await startServerProcess(["sh", join(REPO_ROOT, "scripts/docker-entrypoint.sh"), "serve"], { env });
     stops.push(server.stop);
