@@ -8,7 +8,8 @@ import { GroupCommit } from "./db/group-commit.ts";
 import { openDatabase } from "./db/open.ts";
 import { openReader } from "./db/reader.ts";
 import { databaseSecret } from "./db/settings.ts";
-import { startJobs } from "./jobs/index.ts";
+import { startJobs, type JobName } from "./jobs/index.ts";
+import { systemClock, type Clock } from "./lib/clock.ts";
 import { CursorCodec } from "./lib/cursor.ts";
 import { createLogger, type Logger } from "./lib/log.ts";
 import { Metrics } from "./metrics/registry.ts";
@@ -17,15 +18,19 @@ import { systemResolver, type Resolver } from "./webhooks/address-policy.ts";
 import { Dispatcher } from "./webhooks/dispatcher.ts";
 import { loadSecretBox } from "./webhooks/secret-box.ts";
 
-/** What tests may replace: the DNS resolver and the log (everything else is the real thing). */
+/** What tests may replace: the DNS resolver, the log and the clock (everything else is the real thing). */
 export interface ServiceOverrides {
   resolve?: Resolver;
   log?: Logger;
+  /** The one source of "now" (src/lib/clock.ts); the system clock unless a test drives time (issue 11). */
+  clock?: Clock;
 }
 
 export interface RunningService {
   server: RunningServer;
   log: Logger;
+  /** Runs a housekeeping job now, off its schedule (tests drive retention this way with their clock). */
+  runJob(name: JobName): Promise<void>;
   /** Stops accepting, answers requests in flight, drains the dispatcher, closes the database. */
   stop(): Promise<void>;
 }
@@ -33,6 +38,7 @@ export interface RunningService {
 /** Opens, migrates, bootstraps and listens (decisions §11); `serve` adds the signals. */
 export async function startServices(config: Config, overrides: ServiceOverrides = {}): Promise<RunningService> {
   const log = overrides.log ?? createLogger(config.CRM_LOG_LEVEL);
+  const clock = overrides.clock ?? systemClock;
   const database = await openDatabase(config.CRM_DB_PATH, config.CRM_SYNCHRONOUS);
   const { db, raw } = database;
   const created = await bootstrap(db, config);
@@ -43,9 +49,9 @@ export async function startServices(config: Config, overrides: ServiceOverrides 
     );
   }
   const keys = new KeyStore(db);
-  const limiter = new RateLimiter();
+  const limiter = new RateLimiter(() => clock.now());
   const secrets = loadSecretBox(config.CRM_SECRET_KEY, config.CRM_DB_PATH);
-  const webhooks = { secrets, env: config.CRM_ENV, resolve: overrides.resolve ?? systemResolver, timeoutMs: config.CRM_WEBHOOK_TIMEOUT_MS };
+  const webhooks = { secrets, env: config.CRM_ENV, resolve: overrides.resolve ?? systemResolver, timeoutMs: config.CRM_WEBHOOK_TIMEOUT_MS, clock };
   const metrics = new Metrics();
   const reader = openReader(config.CRM_DB_PATH);
   const dispatcher = new Dispatcher({
@@ -60,6 +66,7 @@ export async function startServices(config: Config, overrides: ServiceOverrides 
   dispatcher.start();
   const app = createApp({
     config,
+    clock,
     db,
     writes: new GroupCommit(db),
     keys,
@@ -88,12 +95,13 @@ export async function startServices(config: Config, overrides: ServiceOverrides 
       }
     },
   });
-  const jobs = startJobs({ db, keys, limiter, log });
+  const jobs = startJobs({ db, keys, limiter, log, clock });
   const server = runtime.serve({ port: config.PORT, hostname: config.HOST, fetch: app.fetch });
   log.info("listening", { host: config.HOST, port: server.port, env: config.CRM_ENV, runtime: runtime.name });
   return {
     server,
     log,
+    runJob: (name) => jobs.run(name),
     async stop() {
       await server.stop();
       await dispatcher.stop();

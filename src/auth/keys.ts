@@ -51,7 +51,8 @@ export class KeyStore {
 
   constructor(private readonly db: Kysely<Database>) {}
 
-  async verify(key: string, now = Date.now()): Promise<Caller | null> {
+  /** The caller of `key` at `now` (the service's clock: an expiry is judged against it, decisions §2). */
+  async verify(key: string, now: number): Promise<Caller | null> {
     const hash = hashApiKey(key);
     let entry = this.cache.get(hash);
     if (!entry || now - entry.fetched > CACHE_MS) {

@@ -18,7 +18,7 @@ export function authenticate(): MiddlewareHandler<AppEnv> {
     const match = /^Bearer ([^\s]+)$/i.exec(header.trim());
     const key = match?.[1] ?? "";
     const env = deps.config.CRM_ENV;
-    const caller = isWellFormedKey(key, env) ? await deps.keys.verify(key) : null;
+    const caller = isWellFormedKey(key, env) ? await deps.keys.verify(key, deps.clock.now()) : null;
     if (!caller) {
       if (!deps.limiter.failedAuth(c.var.clientAddress)) {
         const retryAfter = String(deps.limiter.failedAuthRetryAfter(c.var.clientAddress));

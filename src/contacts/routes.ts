@@ -1,6 +1,7 @@
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../http/env.ts";
 import { commonErrors, errors, json, jsonRequest, reading, security, writing } from "../http/openapi.ts";
+import { isoNow } from "../lib/time.ts";
 import { listContacts } from "./list.ts";
 import {
   ContactIdParam,
@@ -31,7 +32,7 @@ contactRoutes.openapi(
     responses: { 201: json(ContactSchema, "The created contact."), ...commonErrors, 402: errors[402], 413: errors[413], 415: errors[415] },
   }),
   async (c) => {
-    const contact = await createContact(c.var.db, c.var.caller.projectId, c.req.valid("json"));
+    const contact = await createContact(c.var.db, c.var.caller.projectId, c.req.valid("json"), { now: isoNow(c.var.deps.clock) });
     c.header("Location", `/v1/contacts/${contact.contactId}`);
     return c.json(contact, 201);
   },
@@ -82,7 +83,7 @@ contactRoutes.openapi(
   }),
   async (c) => {
     const n = requireContactNumber(c.req.valid("param").contactId);
-    const { contact } = await patchContact(c.var.db, c.var.caller.projectId, n, c.req.valid("json"));
+    const { contact } = await patchContact(c.var.db, c.var.caller.projectId, n, c.req.valid("json"), isoNow(c.var.deps.clock));
     return c.json(contact, 200);
   },
 );

@@ -27,12 +27,16 @@ export function requireContactNumber(contactId: string): number {
   return n;
 }
 
-/** Creates a contact (interface §4.2, decisions §5) and records contact.created. */
+/**
+ * Creates a contact (interface §4.2, decisions §5) and records contact.created. `now` is
+ * the service's clock (issue 11); callers outside the service (the CLI's import) leave it
+ * to the system clock.
+ */
 export async function createContact(
   db: Db,
   projectId: string,
   input: ContactInput,
-  options: { source?: string; emitEvent?: boolean } = {},
+  options: { source?: string; emitEvent?: boolean; now?: string } = {},
 ): Promise<Contact> {
   const counter = await repo.allocateContactNumber(db, projectId);
   if (counter.contact_quota !== null && counter.contact_count > counter.contact_quota) {
@@ -43,18 +47,18 @@ export async function createContact(
   blank.contactTypeId = (await defaultContactType(db, projectId))?.id ?? null;
   const state = await applyContactInput(db, projectId, blank, input);
   if (state.contactNumber !== blank.contactNumber) throw new ApiError("ERR_FORM_VALIDATION", "contactId is set by the service.", "contactId");
-  const now = isoNow();
+  const now = options.now ?? isoNow();
   const id = await repo.insertContactRow(db, { ...toRow(state, projectId, counter.default_region), created_at: now, updated_at: now });
   const keys = { id, updatedAt: now, contactNumber: state.contactNumber };
   await repo.insertContactTags(db, keys, state.tagIds);
   await repo.insertSearchTerms(db, projectId, keys, termsOf(state));
   const contact = await loadContact(db, projectId, state.contactNumber);
-  if (options.emitEvent !== false) await recordEvent(db, projectId, "contact.created", { contact });
+  if (options.emitEvent !== false) await recordEvent(db, projectId, "contact.created", { contact }, now);
   return contact;
 }
 
-/** Merge-patches a contact (decisions §5); a PATCH that changes nothing writes nothing. */
-export async function patchContact(db: Db, projectId: string, contactNumber: number, input: ContactInput) {
+/** Merge-patches a contact (decisions §5) at `now` (as createContact); a PATCH that changes nothing writes nothing. */
+export async function patchContact(db: Db, projectId: string, contactNumber: number, input: ContactInput, now = isoNow()) {
   const row = await repo.findContactRow(db, projectId, contactNumber);
   if (!row) throw notFound("Contact");
   const tagRows = await repo.tagsOfContacts(db, [row.id]);
@@ -70,7 +74,6 @@ export async function patchContact(db: Db, projectId: string, contactNumber: num
     await repo.moveContactCounterPast(db, projectId, after.contactNumber);
   }
   const region = await repo.projectRegion(db, projectId);
-  const now = isoNow();
   await repo.updateContactRow(db, row.id, { ...toRow(after, projectId, region), updated_at: now });
   const keys = { id: row.id, updatedAt: now, contactNumber: after.contactNumber };
   if (changed.includes("tags")) await repo.replaceContactTags(db, keys, after.tagIds);
@@ -81,7 +84,7 @@ export async function patchContact(db: Db, projectId: string, contactNumber: num
   const contact = await loadContact(db, projectId, after.contactNumber);
   const data: Record<string, unknown> = { contact, changedFields: changed };
   if (changed.includes("contactId")) data.previousContactId = formatContactId(before.contactNumber);
-  await recordEvent(db, projectId, "contact.updated", data);
+  await recordEvent(db, projectId, "contact.updated", data, now);
   return { contact, changed };
 }
 

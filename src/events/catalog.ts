@@ -5,5 +5,5 @@ export type EventType = (typeof EVENT_TYPES)[number];
 /** Events stay readable (GET /events) and redeliverable for 30 days (decisions §7). */
 export const EVENT_RETENTION_MS = 30 * 24 * 3_600_000;
 
-/** The oldest creation time still within retention. */
-export const retainedSince = (now = Date.now()) => new Date(now - EVENT_RETENTION_MS).toISOString();
+/** The oldest creation time still within retention at `now` (the service's clock, issue 11). */
+export const retainedSince = (now: number) => new Date(now - EVENT_RETENTION_MS).toISOString();

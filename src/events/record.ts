@@ -1,7 +1,6 @@
 import { preparedQuery } from "../db/prepared.ts";
 import type { Db } from "../db/schema.ts";
 import { newId } from "../lib/ids.ts";
-import { isoNow } from "../lib/time.ts";
 import type { EventType } from "./catalog.ts";
 import { enqueueDeliveries } from "../webhooks/outbox.ts";
 
@@ -14,11 +13,11 @@ const insertEvent = preparedQuery<[string, string, string, string, string], neve
 /**
  * Records an event in the caller's transaction (decisions §7: transactional outbox), with
  * its deliveries. The envelope of interface §6.2 is serialised once here; every attempt
- * sends these exact bytes.
+ * sends these exact bytes. `createdAt` is the service's clock (issue 11): the 30-day
+ * retention and the deliveries' due time are measured from it.
  */
-export async function recordEvent(db: Db, projectId: string, type: EventType, data: unknown): Promise<string> {
+export async function recordEvent(db: Db, projectId: string, type: EventType, data: unknown, createdAt: string): Promise<string> {
   const id = newId("evt");
-  const createdAt = isoNow();
   const body = JSON.stringify({ id, event: type, apiVersion: "v1", projectId, createdAt, data });
   await insertEvent(db, id, projectId, type, body, createdAt);
   await enqueueDeliveries(db, projectId, id, type, createdAt);

@@ -24,7 +24,7 @@ eventRoutes.openapi(
   }),
   async (c) => {
     const { since, limit, cursor } = c.req.valid("query");
-    const oldest = retainedSince();
+    const oldest = retainedSince(c.var.deps.clock.now());
     const from = since && toIso(since)! > oldest ? toIso(since)! : oldest;
     const { cursors } = c.var.deps;
     const filters = { events: since ?? null };

@@ -42,7 +42,7 @@ export function formRoutes(limiter = new SubmissionLimiter()): OpenAPIHono<Forms
     const encoding = submission.encoding!;
     const raw = (submission.raw = encoding === "json" ? c.req.valid("json") : formValues(c.req.valid("form")));
     // A bot filled the hidden field: answer as a success, store nothing (decisions §12).
-    if (honeypotFilled(raw)) return accepted(c, form, encoding, { submissionId: newId("sub"), submittedAt: isoNow() });
+    if (honeypotFilled(raw)) return accepted(c, form, encoding, { submissionId: newId("sub"), submittedAt: isoNow(deps.clock) });
     submission.specs = await specsOf(deps.db, form);
     const submitted = await submitForm(deps, form, submission.specs, toContactInput(submission.specs, raw, encoding));
     return accepted(c, form, encoding, submitted);

@@ -6,6 +6,7 @@ import { createContact, parseContactId, patchContact } from "../contacts/service
 import type { GroupCommit } from "../db/group-commit.ts";
 import type { Db, FormRow } from "../db/schema.ts";
 import { recordEvent } from "../events/record.ts";
+import type { Clock } from "../lib/clock.ts";
 import { newId } from "../lib/ids.ts";
 import { isoNow } from "../lib/time.ts";
 import { allCustomFields } from "../reference/repository.ts";
@@ -69,7 +70,7 @@ export interface Submitted {
  * web_form.submitted with the contact as it now is (decisions §7).
  */
 export async function submitForm(
-  deps: { writes: GroupCommit; onEventsCommitted(): void },
+  deps: { writes: GroupCommit; onEventsCommitted(): void; clock: Clock },
   form: FormRow,
   specs: FieldSpec[],
   submission: { input: ContactInput; values: Record<string, unknown> },
@@ -80,14 +81,15 @@ export async function submitForm(
   try {
     // The API's write path: group commit, its queue bounded per project (decisions §16).
     result = await deps.writes.run(async (trx) => {
+      const now = isoNow(deps.clock);
       const key = input.email ? emailKey(input.email) : null;
       const [match] = key ? await listContactRows(trx, projectId, { emailKey: key }, 1) : [];
       // The email matched: how it was first written (case, spaces) stays.
       const contact = match
-        ? (await patchContact(trx, projectId, match.contact_number, { ...input, email: undefined })).contact
-        : await createContact(trx, projectId, input, { source: "web_form" });
+        ? (await patchContact(trx, projectId, match.contact_number, { ...input, email: undefined }, now)).contact
+        : await createContact(trx, projectId, input, { source: "web_form", now });
       const row = await contacts.findContactRow(trx, projectId, parseContactId(contact.contactId)!);
-      const submitted = { submissionId: newId("sub"), submittedAt: isoNow() };
+      const submitted = { submissionId: newId("sub"), submittedAt: now };
       await repo.insertSubmission(trx, {
         id: submitted.submissionId,
         formId: form.id,
@@ -96,11 +98,13 @@ export async function submitForm(
         values,
         submittedAt: submitted.submittedAt,
       });
-      await recordEvent(trx, projectId, "web_form.submitted", {
-        form: { id: form.id, name: form.name },
-        submission: { id: submitted.submissionId, submittedAt: submitted.submittedAt, values },
-        contact,
-      });
+      await recordEvent(
+        trx,
+        projectId,
+        "web_form.submitted",
+        { form: { id: form.id, name: form.name }, submission: { id: submitted.submissionId, submittedAt: submitted.submittedAt, values }, contact },
+        now,
+      );
       return submitted;
     }, projectId);
   } catch (error) {

@@ -5,6 +5,7 @@ import type { Config } from "../config.ts";
 import type { GroupCommit } from "../db/group-commit.ts";
 import type { Database, Db } from "../db/schema.ts";
 import type { CursorCodec } from "../lib/cursor.ts";
+import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
 import type { Metrics } from "../metrics/registry.ts";
 import type { SecretBox } from "../webhooks/secret-box.ts";
@@ -14,6 +15,8 @@ import type { CheckedUrl } from "../webhooks/service.ts";
 /** What createApp needs; tests and the CLI build the same (style: createApp(deps)). */
 export interface AppDeps {
   config: Config;
+  /** The one source of "now" for every time window and timestamp the service writes (issue 11). */
+  clock: Clock;
   db: Kysely<Database>;
   /** Write requests' transactions (group commit). */
   writes: GroupCommit;

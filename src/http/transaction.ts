@@ -52,8 +52,9 @@ export function transactional(options: { transaction: boolean; prepare?: Prepare
         path: c.req.path,
         bodyHash: createHash("sha256").update(c.var.rawBody ?? "").digest("hex"),
       };
-      const { db, secrets } = c.var.deps;
-      const stored = await findIdempotencyRecord(db, keyId, idempotencyKey, Date.now());
+      const { db, secrets, clock } = c.var.deps;
+      // Both ends of the 24 h window come from the service's clock (decisions §5, issue 11).
+      const stored = await findIdempotencyRecord(db, keyId, idempotencyKey, clock.now());
       if (stored) return replay(c, { ...stored, body: secrets.open(stored.body) }, request);
       await run(c, next, async (trx) => {
         const headers: Record<string, string> = {};
@@ -63,7 +64,7 @@ export function transactional(options: { transaction: boolean; prepare?: Prepare
         }
         // Sealed like webhook secrets: a POST /webhooks answer carries one (decisions §5).
         const answer = { ...request, status: c.res.status, body: secrets.seal(await c.res.clone().text()), headers };
-        await saveIdempotencyRecord(trx, keyId, idempotencyKey, answer, Date.now());
+        await saveIdempotencyRecord(trx, keyId, idempotencyKey, answer, clock.now());
       });
     } finally {
       inFlight.delete(token);

@@ -3,6 +3,7 @@ import { ContactIdParam } from "../contacts/schemas.ts";
 import { requireContactNumber } from "../contacts/service.ts";
 import type { AppEnv } from "../http/env.ts";
 import { commonErrors, errors, json, jsonRequest, reading, security, writing } from "../http/openapi.ts";
+import { isoNow } from "../lib/time.ts";
 import { CreateInteractionBody, InteractionList, InteractionLogSchema, ListInteractionsQuery } from "./schemas.ts";
 import { createInteraction, listInteractions } from "./service.ts";
 
@@ -30,7 +31,7 @@ interactionRoutes.openapi(
   }),
   async (c) => {
     const n = requireContactNumber(c.req.valid("param").contactId);
-    const { log, created } = await createInteraction(c.var.db, c.var.caller.projectId, n, c.req.valid("json"));
+    const { log, created } = await createInteraction(c.var.db, c.var.caller.projectId, n, c.req.valid("json"), isoNow(c.var.deps.clock));
     return created ? c.json(log, 201) : c.json(log, 200);
   },
 );

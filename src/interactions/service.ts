@@ -6,7 +6,7 @@ import { recordEvent } from "../events/record.ts";
 import type { CursorCodec } from "../lib/cursor.ts";
 import { newId } from "../lib/ids.ts";
 import { toPage } from "../lib/pagination.ts";
-import { isoNow, toIso } from "../lib/time.ts";
+import { toIso } from "../lib/time.ts";
 import { findInteractionType } from "../reference/repository.ts";
 import * as repo from "./repository.ts";
 import type { CreateInteractionInput, InteractionLog } from "./schemas.ts";
@@ -33,12 +33,12 @@ async function contactOf(db: Db, projectId: string, contactNumber: number) {
 }
 
 /**
- * Adds a log to a contact's timeline (interface §4.3). With a uniqueIdentifier already
+ * Adds a log to a contact's timeline (interface §4.3) at `now`, the service's clock (issue 11). With a uniqueIdentifier already
  * used on this contact, answers the stored log and `created: false`; nothing is written and
  * no event fires. Requests run one transaction at a time on the writer, so concurrent first
  * calls see each other's insert: exactly one creates.
  */
-export async function createInteraction(db: Db, projectId: string, contactNumber: number, input: CreateInteractionInput) {
+export async function createInteraction(db: Db, projectId: string, contactNumber: number, input: CreateInteractionInput, now: string) {
   const contact = await contactOf(db, projectId, contactNumber);
   const contactId = formatContactId(contact.contact_number);
   if (input.uniqueIdentifier !== undefined) {
@@ -48,7 +48,6 @@ export async function createInteraction(db: Db, projectId: string, contactNumber
   if (input.interactionTypeId !== undefined && !(await findInteractionType(db, projectId, input.interactionTypeId))) {
     throw validationError("interactionTypeId", "Unknown interactionTypeId.");
   }
-  const now = isoNow();
   const id = newId("il");
   await repo.insertLog(db, {
     id,
@@ -62,10 +61,13 @@ export async function createInteraction(db: Db, projectId: string, contactNumber
     created_at: now,
   });
   const log = toLog(await repo.findLogById(db, id), contactId);
-  await recordEvent(db, projectId, "interaction_log.created", {
-    interactionLog: log,
-    contact: { contactId, firstName: contact.first_name, lastName: contact.last_name, email: contact.email },
-  });
+  await recordEvent(
+    db,
+    projectId,
+    "interaction_log.created",
+    { interactionLog: log, contact: { contactId, firstName: contact.first_name, lastName: contact.last_name, email: contact.email } },
+    now,
+  );
   return { log, created: true };
 }
 

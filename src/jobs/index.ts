@@ -4,29 +4,44 @@ import type { RateLimiter } from "../auth/rate-limiter.ts";
 import type { Database } from "../db/schema.ts";
 import { applyRetention } from "./retention.ts";
 import { refreshStatistics } from "../db/statistics.ts";
+import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
 import type { Kysely } from "kysely";
+
+export type JobName = "flush-last-used" | "limiter-sweep" | "retention" | "statistics";
 
 /**
  * Periodic housekeeping (croner): last-used times, limiter memory, retention of events,
  * attempts and idempotency records, and planner statistics (src/db/statistics.ts: a no-op
- * unless a table has grown 25-fold or was never analyzed).
+ * unless a table has grown 25-fold or was never analyzed). The schedule runs on the wall
+ * clock; what a job keeps or drops is judged by the service's clock (issue 11), and
+ * `run` starts a job now, off its schedule.
  */
-export function startJobs(deps: { db: Kysely<Database>; keys: KeyStore; limiter: RateLimiter; log: Logger }) {
-  const guard = (name: string, run: () => Promise<void> | void) => async () => {
+export function startJobs(deps: { db: Kysely<Database>; keys: KeyStore; limiter: RateLimiter; log: Logger; clock: Clock }) {
+  const tasks: Record<JobName, () => Promise<void> | void> = {
+    "flush-last-used": () => deps.keys.flushLastUsed(),
+    "limiter-sweep": () => deps.limiter.sweep(),
+    retention: () => applyRetention(deps.db, deps.clock.now()),
+    statistics: () => refreshStatistics(deps.db),
+  };
+  const guard = (name: JobName) => async () => {
     try {
-      await run();
+      await tasks[name]();
     } catch (error) {
       deps.log.error("job failed", { job: name, error: String(error) });
     }
   };
   const jobs = [
-    new Cron("*/5 * * * * *", { protect: true }, guard("flush-last-used", () => deps.keys.flushLastUsed())),
-    new Cron("0 * * * * *", { protect: true }, guard("limiter-sweep", () => deps.limiter.sweep())),
-    new Cron("30 */10 * * * *", { protect: true }, guard("retention", () => applyRetention(deps.db))),
-    new Cron("0 5,15,25,35,45,55 * * * *", { protect: true }, guard("statistics", () => refreshStatistics(deps.db))),
+    new Cron("*/5 * * * * *", { protect: true }, guard("flush-last-used")),
+    new Cron("0 * * * * *", { protect: true }, guard("limiter-sweep")),
+    new Cron("30 */10 * * * *", { protect: true }, guard("retention")),
+    new Cron("0 5,15,25,35,45,55 * * * *", { protect: true }, guard("statistics")),
   ];
   return {
+    /** Runs one job now; its failure is the caller's to see (no log line, no swallowing). */
+    async run(name: JobName): Promise<void> {
+      await tasks[name]();
+    },
     async stop() {
       for (const job of jobs) job.stop();
       await deps.keys.flushLastUsed();

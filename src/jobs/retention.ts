@@ -5,10 +5,10 @@ import { retainedSince } from "../events/catalog.ts";
 
 /**
  * Retention (decisions §5, §7): events and delivery attempts are kept 30 days (deliveries
- * go with their event), Idempotency-Key records 24 h. Deletes in batches so the writer is
- * never held for long.
+ * go with their event), Idempotency-Key records 24 h, counted back from `now` (the
+ * service's clock, issue 11). Deletes in batches so the writer is never held for long.
  */
-export async function applyRetention(db: Kysely<Database>, now = Date.now()): Promise<void> {
+export async function applyRetention(db: Kysely<Database>, now: number): Promise<void> {
   const cutoff = retainedSince(now);
   for (const table of ["delivery_attempts", "events"] as const) {
     const column = table === "events" ? "created_at" : "at";

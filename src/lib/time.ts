@@ -1,8 +1,12 @@
 import { z } from "@hono/zod-openapi";
+import { systemClock, type Clock } from "./clock.ts";
 
-/** The one timestamp format of the service: ISO 8601 UTC with milliseconds (sortable as text). */
-export function isoNow(): string {
-  return new Date().toISOString();
+/**
+ * The one timestamp format of the service: ISO 8601 UTC with milliseconds (sortable as
+ * text). The running service passes its clock (src/lib/clock.ts); the CLI takes the system's.
+ */
+export function isoNow(clock: Clock = systemClock): string {
+  return new Date(clock.now()).toISOString();
 }
 
 const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/;

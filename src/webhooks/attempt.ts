@@ -1,3 +1,4 @@
+import type { Clock } from "../lib/clock.ts";
 import { checkUrl, type Resolver } from "./address-policy.ts";
 import type { SecretBox } from "./secret-box.ts";
 import { postPinned, type SendResult } from "./sender.ts";
@@ -9,6 +10,8 @@ export interface WebhookEnv {
   env: "production" | "sandbox";
   resolve: Resolver;
   timeoutMs: number;
+  /** The service's clock: the signatures' `t` and the rotated secret's 24 h are read from it (decisions §7). */
+  clock: Clock;
 }
 
 /** One attempt to make: a delivery of the outbox, or the test ping. */
@@ -34,15 +37,16 @@ const failure = (error: string): SendResult => ({ statusCode: null, durationMs: 
 export async function attemptDelivery(target: AttemptTarget, w: WebhookEnv): Promise<SendResult> {
   const verdict = await checkUrl(target.url, w.env, w.resolve, true);
   if (!verdict.ok) return failure(verdict.reason);
+  const now = w.clock.now();
   let secrets: string[];
   try {
-    secrets = signingSecrets(target, w.secrets);
+    secrets = signingSecrets(target, w.secrets, now);
   } catch {
     return failure("the signing secret cannot be decrypted with this server's key (was CRM_SECRET_KEY changed?)");
   }
   const headers = {
     "X-Service-Event": target.type,
-    ...signatureHeaders(secrets, target.deliveryId, Math.floor(Date.now() / 1000), target.body),
+    ...signatureHeaders(secrets, target.deliveryId, Math.floor(now / 1000), target.body),
   };
   try {
     return await postPinned(verdict.url, verdict.addresses[0]!, headers, target.body, w.timeoutMs);

@@ -1,5 +1,6 @@
 import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.ts";
+import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
 import { isoNow } from "../lib/time.ts";
 import { attemptDelivery, failureReason, isSuccess, type WebhookEnv } from "./attempt.ts";
@@ -9,7 +10,7 @@ import { nextAttemptDelay } from "./retry.ts";
 import type { SendResult } from "./sender.ts";
 
 const DRAIN_MS = 10_000;
-/** A delivery whose outcome could not be written waits this long before it is tried again. */
+/** A delivery whose outcome could not be written is held (kept claimed) this long, by the service's clock, before it is tried again. */
 const RECORD_BACKOFF_MS = 5_000;
 /** A tick running longer than this means the dispatcher is stuck (/readyz). */
 const STUCK_MS = 60_000;
@@ -31,8 +32,6 @@ export interface DispatcherOptions {
   log: Logger;
   onOutcome?: (outcome: DeliveryOutcome) => void;
   share?: FairShare;
-  /** Milliseconds now (tests drive it). */
-  clock?: () => number;
 }
 
 /**
@@ -41,12 +40,15 @@ export interface DispatcherOptions {
  * stays pending, so a killed process loses no delivery (decisions §12). Woken when a
  * transaction commits events, polling as a fallback. Slots are shared fairly between
  * projects and subscriptions (fair-share.ts), so a slow subscriber holds back only its own
- * deliveries (decisions §16).
+ * deliveries (decisions §16). Every time it reads (what is due, when a retry is due, a
+ * held claim's end, a stuck tick) comes from the service's clock, `webhooks.clock` (issue 11).
  */
 export class Dispatcher {
   private readonly share: FairShare;
   /** Deliveries being sent or recorded, and those waiting out a failed record. */
   private readonly claimed = new Set<string>();
+  /** Claims held after their outcome could not be written, until this time (clock ms); then released. */
+  private readonly held = new Map<string, { delivery: store.DueDelivery; until: number }>();
   /** How many of the claims belong to each subscription. */
   private readonly claimedBy = new Map<string, number>();
   /** Attempts sent whose outcome is not written yet. */
@@ -63,11 +65,11 @@ export class Dispatcher {
   private outcomes: store.Outcome[] = [];
   private flushing: Promise<store.Recorded> | null = null;
 
-  private readonly clock: () => number;
+  private readonly clock: Clock;
 
   constructor(private readonly o: DispatcherOptions) {
     this.share = o.share ?? new FairShare();
-    this.clock = o.clock ?? Date.now;
+    this.clock = o.webhooks.clock;
     this.reader = o.reader ?? o.db;
   }
 
@@ -87,7 +89,7 @@ export class Dispatcher {
       this.again = true;
       return;
     }
-    this.tickStartedAt = this.clock();
+    this.tickStartedAt = this.clock.now();
     this.running = this.tick()
       .catch((error) => this.o.log.error("dispatcher tick failed", { error: String(error) }))
       .finally(() => {
@@ -117,7 +119,7 @@ export class Dispatcher {
    * may wait its turn on the database, so only a tick running a minute counts.
    */
   alive(): boolean {
-    return !this.stopping && this.poller !== null && (this.running === null || this.clock() - this.tickStartedAt < STUCK_MS);
+    return !this.stopping && this.poller !== null && (this.running === null || this.clock.now() - this.tickStartedAt < STUCK_MS);
   }
 
   /** Stops claiming; waits up to 10 s for attempts in flight. Unfinished claims are released on the next start. */
@@ -138,8 +140,9 @@ export class Dispatcher {
   }
 
   private async tick(): Promise<void> {
+    this.releaseExpiredHolds();
     if (this.share.room() <= 0) return;
-    const now = isoNow();
+    const now = isoNow(this.clock);
     const candidates = await store.dueSubscriptions(this.reader, now);
     for (const [webhookId, slots] of this.share.allocate(candidates)) {
       if (this.stopping) return;
@@ -157,7 +160,7 @@ export class Dispatcher {
   private async armDueTimer(): Promise<void> {
     const at = await store.nextDueAt(this.reader);
     if (!at || this.stopping) return;
-    const wait = Date.parse(at) - Date.now();
+    const wait = Date.parse(at) - this.clock.now();
     // Already due but not started: in flight, or its subscription at its cap; a completion wakes us.
     if (wait <= 0 || wait >= this.o.pollMs) return;
     if (this.dueTimer) clearTimeout(this.dueTimer);
@@ -178,6 +181,17 @@ export class Dispatcher {
       claimed.push(d);
     }
     return claimed;
+  }
+
+  /** Held claims whose time is up go back to the pool: the next claim may pick them again. */
+  private releaseExpiredHolds(): void {
+    if (this.held.size === 0) return;
+    const now = this.clock.now();
+    for (const [id, { delivery, until }] of this.held) {
+      if (until > now) continue;
+      this.held.delete(id);
+      this.unclaim(delivery);
+    }
   }
 
   private unclaim(d: store.DueDelivery): void {
@@ -207,7 +221,7 @@ export class Dispatcher {
         const sent: store.DueDelivery = d;
         const result = await attemptDelivery({ ...sent, deliveryId: sent.id }, this.o.webhooks);
         void this.recordAndRelease(sent, result).catch((error) => this.o.log.error("webhook outcome failed", { deliveryId: sent.id, error: String(error) }));
-        d = run < SLOT_RUN && !this.stopping ? (await this.claimDue(sent.webhook_id, isoNow(), 1))[0] : undefined;
+        d = run < SLOT_RUN && !this.stopping ? (await this.claimDue(sent.webhook_id, isoNow(this.clock), 1))[0] : undefined;
       }
     } finally {
       this.share.release(first.webhook_id, first.project_id);
@@ -223,7 +237,7 @@ export class Dispatcher {
     } finally {
       this.recording -= 1;
       if (release) this.unclaim(d);
-      else setTimeout(() => this.unclaim(d), RECORD_BACKOFF_MS).unref?.();
+      else this.held.set(d.id, { delivery: d, until: this.clock.now() + RECORD_BACKOFF_MS });
       if (this.busy() === 0) for (const notify of this.idle) notify();
       this.wake();
     }
@@ -258,10 +272,10 @@ export class Dispatcher {
       } else {
         const delay = nextAttemptDelay(this.o.schedule, attempt, r.statusCode === 429 ? r.retryAfterMs : null);
         if (delay === null) disable = { reason: `delivery ${d.id} failed ${attempt} attempts; last: ${error}`, unlessSucceededSince: true };
-        else retryAt = new Date(Date.now() + delay).toISOString();
+        else retryAt = new Date(this.clock.now() + delay).toISOString();
       }
     }
-    const outcome = { delivery: d, attempt, at: isoNow(), statusCode: r.statusCode, durationMs: r.durationMs, error, snippet: r.snippet, succeeded, retryAt, disable };
+    const outcome = { delivery: d, attempt, at: isoNow(this.clock), statusCode: r.statusCode, durationMs: r.durationMs, error, snippet: r.snippet, succeeded, retryAt, disable };
     let recorded: store.Recorded;
     try {
       recorded = await this.enqueueOutcome(outcome);

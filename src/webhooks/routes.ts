@@ -3,6 +3,7 @@ import type { AppEnv } from "../http/env.ts";
 import { commonErrors, errors, json, jsonRequest, reading, security, writing } from "../http/openapi.ts";
 import type { Prepare } from "../http/transaction.ts";
 import { toPage } from "../lib/pagination.ts";
+import { isoNow } from "../lib/time.ts";
 import { listAttempts, listWebhooks, toWebhook } from "./repository.ts";
 import {
   AttemptList,
@@ -52,7 +53,7 @@ webhookRoutes.openapi(
 
 webhookRoutes.openapi(
   createRoute({ method: "post", path: "/webhooks", summary: "Create a subscription", description: "The answer carries the signing secret, once.", tags, security, middleware: writing(scope, { prepare: checkUrlFirst }), request: { body: jsonRequest(CreateWebhookBody) }, responses: { 201: json(WebhookWithSecret, "Created, with its secret."), ...commonErrors } }),
-  async (c) => c.json(await createWebhook(c.var.db, c.var.deps.secrets, c.var.caller.projectId, c.req.valid("json"), c.var.checkedUrl), 201),
+  async (c) => c.json(await createWebhook(c.var.db, c.var.deps.secrets, c.var.caller.projectId, c.req.valid("json"), c.var.checkedUrl, isoNow(c.var.deps.clock)), 201),
 );
 
 webhookRoutes.openapi(
@@ -62,7 +63,7 @@ webhookRoutes.openapi(
 
 webhookRoutes.openapi(
   createRoute({ method: "patch", path: "/webhooks/{id}", summary: "Update a subscription", description: "Setting status active again resets consecutiveFailures.", tags, security, middleware: writing(scope, { prepare: checkUrlFirst }), request: { params, body: jsonRequest(PatchWebhookBody) }, responses: { 200: json(WebhookSchema, "The subscription."), ...commonErrors, 404: errors[404] } }),
-  async (c) => c.json(await patchWebhook(c.var.db, c.var.caller.projectId, c.req.valid("param").id, c.req.valid("json"), c.var.checkedUrl), 200),
+  async (c) => c.json(await patchWebhook(c.var.db, c.var.caller.projectId, c.req.valid("param").id, c.req.valid("json"), c.var.checkedUrl, isoNow(c.var.deps.clock)), 200),
 );
 
 webhookRoutes.openapi(
@@ -80,12 +81,12 @@ webhookRoutes.openapi(
 
 webhookRoutes.openapi(
   createRoute({ method: "post", path: "/webhooks/{id}/rotate-secret", summary: "Rotate the signing secret", description: "For 24 h deliveries carry two signatures, the new one first.", tags, security, middleware: writing(scope, { body: false }), request: { params }, responses: { 200: json(WebhookWithSecret, "The subscription with its new secret."), ...commonErrors, 404: errors[404] } }),
-  async (c) => c.json(await rotateSecret(c.var.db, c.var.deps.secrets, c.var.caller.projectId, c.req.valid("param").id), 200),
+  async (c) => c.json(await rotateSecret(c.var.db, c.var.deps.secrets, c.var.caller.projectId, c.req.valid("param").id, c.var.deps.clock.now()), 200),
 );
 
 webhookRoutes.openapi(
   createRoute({ method: "post", path: "/webhooks/{id}/redeliver", summary: "Queue events again", description: "Same event ids, new delivery ids; at most 10,000 events per call; events already pending for the subscription are not queued twice. 409 while the subscription is disabled.", tags, security, middleware: writing(scope), request: { params, body: jsonRequest(RedeliverBody) }, responses: { 202: json(z.object({ queued: z.number().int() }).openapi("Queued"), "Queued."), ...commonErrors, 404: errors[404], 409: errors[409] } }),
-  async (c) => c.json(await redeliver(c.var.db, c.var.caller.projectId, c.req.valid("param").id, c.req.valid("json")), 202),
+  async (c) => c.json(await redeliver(c.var.db, c.var.caller.projectId, c.req.valid("param").id, c.req.valid("json"), c.var.deps.clock.now()), 202),
 );
 
 webhookRoutes.openapi(

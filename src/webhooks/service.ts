@@ -41,10 +41,10 @@ export async function createWebhook(
   projectId: string,
   input: { url: string; events: string[]; description?: string | null },
   checked: CheckedUrl | undefined,
+  now: string,
 ) {
   requireCheckedUrl(input.url, checked);
   const secret = generateSecret();
-  const now = isoNow();
   const row: WebhookRow = {
     id: newId("wh"),
     project_id: projectId,
@@ -72,10 +72,11 @@ export async function patchWebhook(
   id: string,
   input: { url?: string; events?: string[]; description?: string | null; status?: "active" | "disabled" },
   checked: CheckedUrl | undefined,
+  now: string,
 ) {
   const row = await requireWebhook(db, projectId, id);
   if (input.url !== undefined) requireCheckedUrl(input.url, checked);
-  const patch: Partial<WebhookRow> = { updated_at: isoNow() };
+  const patch: Partial<WebhookRow> = { updated_at: now };
   if (input.url !== undefined) patch.url = input.url;
   if (input.events !== undefined) patch.events = JSON.stringify([...new Set(input.events)]);
   if (input.description !== undefined) patch.description = input.description;
@@ -92,11 +93,10 @@ export async function deleteWebhook(db: Db, projectId: string, id: string) {
   await db.deleteFrom("webhooks").where("id", "=", id).execute();
 }
 
-/** New secret; the old one keeps signing (second) for 24 h (decisions §7). */
-export async function rotateSecret(db: Db, secrets: SecretBox, projectId: string, id: string) {
+/** New secret; the old one keeps signing (second) for 24 h from `now`, the service's clock (decisions §7). */
+export async function rotateSecret(db: Db, secrets: SecretBox, projectId: string, id: string, now: number) {
   const row = await requireWebhook(db, projectId, id);
   const secret = generateSecret();
-  const now = Date.now();
   const patch = {
     secret: secrets.seal(secret),
     previous_secret: row.secret,
@@ -119,7 +119,7 @@ export async function sendTestPing(db: Db, w: WebhookEnv, projectId: string, id:
     event: "ping",
     apiVersion: "v1",
     projectId,
-    createdAt: isoNow(),
+    createdAt: isoNow(w.clock),
     data: { webhookId: row.id, message: "Test ping: this subscription receives signed events." },
   });
   const result = await attemptDelivery({ ...row, deliveryId: newId("dlv"), type: "ping", body }, w);
@@ -132,12 +132,12 @@ export async function sendTestPing(db: Db, w: WebhookEnv, projectId: string, id:
  * subscription only, at most 10,000 per call, skipping events already pending for it
  * (decisions §16). `queued` counts the deliveries actually added.
  */
-export async function redeliver(db: Db, projectId: string, id: string, input: { eventIds?: string[]; since?: string; until?: string }) {
+export async function redeliver(db: Db, projectId: string, id: string, input: { eventIds?: string[]; since?: string; until?: string }, now: number) {
   const webhook = await requireWebhook(db, projectId, id);
   if (webhook.status !== "active") {
     throw new ApiError("ERR_CONFLICT", "The subscription is disabled; enable it (PATCH status active) before redelivering.");
   }
-  const oldest = retainedSince();
+  const oldest = retainedSince(now);
   let eventIds: string[];
   if (input.eventIds) {
     const ids = [...new Set(input.eventIds)];
@@ -153,12 +153,11 @@ export async function redeliver(db: Db, projectId: string, id: string, input: { 
     const subscribed = JSON.parse(webhook.events) as string[];
     eventIds = events.filter((e) => subscribesTo(subscribed, e.type)).map((e) => e.id);
   }
-  return { queued: await queue(db, webhook.id, eventIds) };
+  return { queued: await queue(db, webhook.id, eventIds, new Date(now).toISOString()) };
 }
 
-/** Adds a pending delivery per event not already pending for the subscription. */
-async function queue(db: Db, webhookId: string, eventIds: string[]): Promise<number> {
-  const now = isoNow();
+/** Adds a pending delivery per event not already pending for the subscription, due `now`. */
+async function queue(db: Db, webhookId: string, eventIds: string[], now: string): Promise<number> {
   let queued = 0;
   for (let i = 0; i < eventIds.length; i += 500) {
     const chunk = eventIds.slice(i, i + 500);

@@ -40,7 +40,7 @@ export interface SealedSecrets {
 }
 
 /** Secrets to sign with: the current one, then the previous one during its 24 h overlap (decisions §7). */
-export function signingSecrets(row: SealedSecrets, box: { open(sealed: string): string }, now = Date.now()): string[] {
+export function signingSecrets(row: SealedSecrets, box: { open(sealed: string): string }, now: number): string[] {
   const secrets = [box.open(row.secret)];
   if (row.previous_secret && row.previous_secret_until && Date.parse(row.previous_secret_until) > now) {
     secrets.push(box.open(row.previous_secret));

@@ -1,0 +1,13 @@
+/**
+ * The service's one source of "now" (issue 11): every time window (Idempotency-Key 24 h,
+ * decisions §5; the rotated secret's 24 h and the 30-day event log, decisions §7; key
+ * expiry, decisions §2) is measured against it. The running service gets it as a
+ * dependency (src/server.ts), so tests drive time with their own clock instead of waiting.
+ */
+export interface Clock {
+  /** Milliseconds since the epoch. */
+  now(): number;
+}
+
+/** The wall clock: what production always runs on. */
+export const systemClock: Clock = { now: () => Date.now() };
