@@ -7,13 +7,30 @@
  *
  * `bun stress/crash-loop.ts [kills]` runs the full version (20 kills) and prints its
  * figures; test/http/crash-loop.test.ts runs a short one through `runCrashLoop`.
+ *
+ * Reproducible: the randomness (each writer's choice of operation, when each process is
+ * killed) comes from one seed, fixed by default (CRASH_LOOP_SEED overrides it, to explore)
+ * and printed with the figures. A process is killed after a number of acknowledged writes
+ * drawn from the seed, never after a wall-clock time, so every kill lands on live traffic of
+ * every kind however slow the machine is; what the scheduler does meanwhile (which request
+ * is on the wire at the kill) is the only part a seed cannot fix.
  */
 import { join } from "node:path";
 import { newDbDir, removeDir, spawnServer, type ServerProcess } from "../test/helpers/process.ts";
 import { distinct, startReceiver, type Receiver } from "../test/helpers/receiver.ts";
-import { REPO_ROOT, sleep } from "../test/helpers/server.ts";
+import { BUN, runCommand } from "../test/helpers/spawn.ts";
+import { until } from "../test/helpers/until.ts";
 
-const BUN = join(REPO_ROOT, "node_modules/.bin/bun");
+/** The seed when neither the caller nor CRASH_LOOP_SEED gives one. */
+export const DEFAULT_SEED = 20_240_611;
+
+/** The seed of a run: CRASH_LOOP_SEED when set (a decimal integer), else DEFAULT_SEED. */
+export function crashLoopSeed(env: Record<string, string | undefined> = process.env): number {
+  const text = env.CRASH_LOOP_SEED;
+  if (text === undefined || text === "") return DEFAULT_SEED;
+  if (!/^\d+$/.test(text)) throw new Error(`CRASH_LOOP_SEED must be a decimal integer, got ${JSON.stringify(text)}`);
+  return Number(text);
+}
 
 export const CRASH_ENV: Record<string, string> = {
   CRM_ENV: "sandbox",
@@ -26,21 +43,39 @@ export interface CrashLoopOptions {
   kills: number;
   /** Concurrent writers (default 4). */
   writers?: number;
-  /** Each process lives a random time in [minAliveMs, maxAliveMs] before its kill -9. */
-  minAliveMs?: number;
-  maxAliveMs?: number;
+  /**
+   * Each process is killed -9 once it has acknowledged a number of writes drawn from
+   * [minWritesPerLife, maxWritesPerLife] and at least `minEachKindPerLife` of each kind
+   * (create, patch, interaction). The last process serves as many before the final checks.
+   */
+  minWritesPerLife?: number;
+  maxWritesPerLife?: number;
+  minEachKindPerLife?: number;
+  /** A process that has not served its share within this time is a problem; the loop goes on (default 30 s). */
+  lifeTimeoutMs?: number;
   /** How long to wait for every event to reach the receiver after the last restart. */
   deliveryTimeoutMs?: number;
-  /** Seeded randomness, so a failing run can be repeated (default: random seed). */
+  /** The seed of all randomness (default: crashLoopSeed(), i.e. CRASH_LOOP_SEED or DEFAULT_SEED). */
   seed?: number;
   log?: (line: string) => void;
+}
+
+export interface Acknowledged {
+  creates: number;
+  patches: number;
+  interactions: number;
+  total: number;
 }
 
 export interface CrashLoopFigures {
   seed: number;
   kills: number;
   starts: number;
-  acknowledged: { creates: number; patches: number; interactions: number; total: number };
+  acknowledged: Acknowledged;
+  /** What each process acknowledged before its kill -9 (the last one: before the final checks). */
+  perLife: Acknowledged[];
+  /** The writes each process was to acknowledge before its kill (drawn from the seed). */
+  writeTargets: number[];
   /** Requests that got no answer (connection refused or cut by a kill). */
   unanswered: number;
   /** 5xx answers (not acknowledged; not expected either). */
@@ -101,12 +136,16 @@ interface Live {
 
 export async function runCrashLoop(opts: CrashLoopOptions): Promise<CrashLoopResult> {
   const started = Date.now();
-  const seed = opts.seed ?? Math.floor(Math.random() * 2 ** 31);
+  const seed = opts.seed ?? crashLoopSeed();
+  // One stream for the kills, one per writer: a writer's choices do not depend on how the
+  // scheduler interleaves the writers.
   const rand = prng(seed);
   const log = opts.log ?? (() => {});
   const writerCount = opts.writers ?? 4;
-  const minAlive = opts.minAliveMs ?? 300;
-  const maxAlive = opts.maxAliveMs ?? 1500;
+  const minWrites = opts.minWritesPerLife ?? 30;
+  const maxWrites = opts.maxWritesPerLife ?? 150;
+  const minEachKind = opts.minEachKindPerLife ?? 3;
+  const writeTargets = Array.from({ length: opts.kills + 1 }, () => minWrites + Math.floor(rand() * (maxWrites - minWrites + 1)));
   const problems: string[] = [];
   const problem = (p: string) => {
     if (problems.length < 200) problems.push(p);
@@ -117,6 +156,15 @@ export async function runCrashLoop(opts: CrashLoopOptions): Promise<CrashLoopRes
   const rx: Receiver = await startReceiver({ status: 200, maxRandomDelayMs: 60 });
   const servers: ServerProcess[] = [];
   let live: Live | null = null;
+  /** Resolves when writers may reach a process again (set with `live`). */
+  let liveGate: Promise<void> = new Promise(() => {});
+  let openGate = () => {};
+  const setLive = (l: Live | null) => {
+    live = l;
+    if (l) openGate();
+    else liveGate = new Promise<void>((r) => (openGate = r));
+  };
+  setLive(null);
   let starts = 0;
 
   const creates: CreateAck[] = [];
@@ -137,7 +185,7 @@ export async function runCrashLoop(opts: CrashLoopOptions): Promise<CrashLoopRes
     return { gen: starts, server };
   };
   const kill9 = async (l: Live) => {
-    live = null;
+    setLive(null);
     l.server.proc.kill("SIGKILL");
     await l.server.exited;
   };
@@ -180,32 +228,44 @@ export async function runCrashLoop(opts: CrashLoopOptions): Promise<CrashLoopRes
     if (!first.server.printedKey) throw new Error("no bootstrap key printed on first start");
     key = first.server.printedKey;
     const ping = await read(first, "/ping");
-    const update = Bun.spawnSync(
+    await runCommand(
       [BUN, "src/main.ts", "project", "update", ping.projectId, "--rate-limit-per-minute", "1000000", "--contact-creates-per-hour", "1000000", "--json"],
-      { cwd: REPO_ROOT, env: { ...(process.env as Record<string, string>), ...CRASH_ENV, CRM_DB_PATH: join(dir, "crm.db") }, stdout: "pipe", stderr: "pipe" },
+      { env: { ...(process.env as Record<string, string>), ...CRASH_ENV, CRM_DB_PATH: join(dir, "crm.db") } },
     );
-    if (update.exitCode !== 0) throw new Error(`project update failed: ${update.stderr.toString()}`);
     const hook = await request(first, "POST", "/webhooks", { url: rx.url, events: ["*"], description: "crash loop" });
     if (hook.status !== 201) throw new Error(`POST /webhooks: ${hook.status} ${hook.text}`);
     const hookId: string = hook.json.id;
-    await sleep(2200); // the server sees the CLI's project settings within 2 s (decisions §1)
+    // The server sees the CLI's project settings within 2 s (decisions §1): wait for them.
+    await until(
+      async () => {
+        const res = await fetch(`${first.server.baseUrl}/ping`, { headers: { Authorization: `Bearer ${key}` } });
+        await res.arrayBuffer();
+        return res.headers.get("ratelimit-limit") === "1000000";
+      },
+      { timeoutMs: 10_000, what: "the unlimited rates to apply" },
+    );
 
     // ---- Writers ----
     let done = false;
-    live = first;
+    /** Acknowledged writes per process (index: gen - 1). */
+    const perLife: Acknowledged[] = [];
+    const lifeOf = (gen: number) => (perLife[gen - 1] ??= { creates: 0, patches: 0, interactions: 0, total: 0 });
+    let acked = () => {};
+    setLive(first);
     const writer = async (w: number) => {
       const mine: string[] = [];
+      const choose = prng(seed + 7919 * (w + 1));
       let seq = 0;
       while (!done) {
         const l = live;
         if (!l) {
-          await sleep(10);
+          await liveGate;
           continue;
         }
         seq++;
-        const r = rand();
+        const r = choose();
         const op = mine.length === 0 || r < 0.4 ? "create" : r < 0.75 ? "patch" : "interaction";
-        const contactId = mine[Math.floor(rand() * mine.length)]!;
+        const contactId = mine[Math.floor(choose() * mine.length)]!;
         let method = "POST";
         let path = "/contacts";
         let body: Record<string, unknown>;
@@ -225,11 +285,17 @@ export async function runCrashLoop(opts: CrashLoopOptions): Promise<CrashLoopRes
         try {
           res = await request(l, method, path, body);
         } catch {
+          // Cut by a kill: the next process comes up through the gate.
           unanswered++;
-          await sleep(10);
           continue;
         }
         if (res.status >= 200 && res.status < 300) {
+          const life = lifeOf(l.gen);
+          life.total++;
+          if (op === "create") life.creates++;
+          else if (op === "patch") life.patches++;
+          else life.interactions++;
+          acked();
           if (op === "create") {
             mine.push(res.json.contactId);
             creates.push({ gen: l.gen, contactId: res.json.contactId, email: body.email as string });
@@ -287,21 +353,47 @@ export async function runCrashLoop(opts: CrashLoopOptions): Promise<CrashLoopRes
       }
     };
 
-    // ---- The loop: live a random while, kill -9, restart, check ----
+    /** Resolves once process `gen` has acknowledged its target of writes, every kind among them. */
+    const servedItsShare = (gen: number) => {
+      const limit = opts.lifeTimeoutMs ?? 30_000;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const timedOut = new Promise<void>((resolve) => {
+        timer = setTimeout(() => {
+          acked = () => {};
+          problem(`start ${gen} acknowledged ${JSON.stringify(lifeOf(gen))} in ${limit} ms, short of its ${writeTargets[gen - 1]} writes with ${minEachKind} of each kind`);
+          resolve();
+        }, limit);
+      });
+      const served = new Promise<void>((resolve) => {
+        const check = () => {
+          const life = lifeOf(gen);
+          const enough = life.total >= writeTargets[gen - 1]! && life.creates >= minEachKind && life.patches >= minEachKind && life.interactions >= minEachKind;
+          if (enough) {
+            acked = () => {};
+            resolve();
+          }
+        };
+        acked = check;
+        check();
+      });
+      return Promise.race([served, timedOut]).finally(() => clearTimeout(timer));
+    };
+
+    // ---- The loop: serve a seeded number of writes, kill -9, restart, check ----
     let current: Live = first;
     for (let k = 1; k <= opts.kills; k++) {
-      await sleep(minAlive + Math.floor(rand() * (maxAlive - minAlive)));
+      await servedItsShare(current.gen);
       await kill9(current);
-      const acked = creates.length + patches.length + interactions.length;
+      const ackedSoFar = creates.length + patches.length + interactions.length;
       current = await start();
       if (current.server.printedKey) problem(`start ${current.gen} printed a bootstrap key: the database was not reused`);
       // Checked before the writers reach the new process, so every process lives about as long.
       await verify(current, false);
-      log(`kill ${k}/${opts.kills}: ${acked} writes acknowledged so far; start ${current.gen} has them all: ${problems.length === 0}`);
-      live = current;
+      log(`kill ${k}/${opts.kills}: ${ackedSoFar} writes acknowledged so far; start ${current.gen} has them all: ${problems.length === 0}`);
+      setLive(current);
     }
     const lastRestart = Date.now();
-    await sleep(minAlive);
+    await servedItsShare(current.gen);
     done = true;
     await Promise.all(writers);
 
@@ -316,12 +408,11 @@ export async function runCrashLoop(opts: CrashLoopOptions): Promise<CrashLoopRes
     for (const p of patches) if (!updatedNotes.has(p.notes)) problem(`no contact.updated event for acknowledged patch ${p.contactId} notes=${p.notes}`);
     for (const i of interactions) if (!logged.has(i.id)) problem(`no interaction_log.created event for acknowledged ${i.id}`);
 
-    // Counted incrementally: the receiver shares this process's event loop.
+    // Counted incrementally, as the receiver's requests come in.
     const delivered = new Set<string>();
     let seen = 0;
     let missing = eventIds.size;
-    const deadline = Date.now() + (opts.deliveryTimeoutMs ?? 30_000);
-    for (;;) {
+    const allDelivered = () => {
       for (; seen < rx.requests.length; seen++) {
         const id = rx.requests[seen]!.json?.id as string;
         if (!delivered.has(id)) {
@@ -329,9 +420,9 @@ export async function runCrashLoop(opts: CrashLoopOptions): Promise<CrashLoopRes
           if (eventIds.has(id)) missing--;
         }
       }
-      if (missing === 0 || Date.now() > deadline) break;
-      await sleep(100);
-    }
+      return missing === 0;
+    };
+    await until(allDelivered, { timeoutMs: opts.deliveryTimeoutMs ?? 30_000, intervalMs: 100, what: "every event at the receiver" }).catch(() => {});
     const deliveryLagMs = Date.now() - lastRestart;
     const undelivered = [...eventIds].filter((id) => !delivered.has(id));
     if (undelivered.length > 0)
@@ -365,6 +456,8 @@ export async function runCrashLoop(opts: CrashLoopOptions): Promise<CrashLoopRes
         interactions: interactions.length,
         total: creates.length + patches.length + interactions.length,
       },
+      perLife: Array.from({ length: starts }, (_, i) => lifeOf(i + 1)),
+      writeTargets,
       unanswered,
       serverErrors,
       otherStatuses,
@@ -398,7 +491,7 @@ export async function crashLoopStress(kills = Number(process.env.CRASH_LOOP_KILL
   });
   console.log(JSON.stringify(figures, null, 2));
   if (problems.length > 0) {
-    console.error(`crash loop: ${problems.length} problem(s) (seed ${figures.seed})`);
+    console.error(`crash loop: ${problems.length} problem(s) (seed ${figures.seed}; rerun with CRASH_LOOP_SEED=${figures.seed})`);
     for (const p of problems) console.error(`  - ${p}`);
     return false;
   }

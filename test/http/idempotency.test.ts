@@ -1,6 +1,14 @@
+/**
+ * Idempotency-Key on every POST (decisions §5; docs/decisions.md: only successful answers
+ * are stored). Most rules run against a spawned server; the in-flight 409 runs against the
+ * service in this process, whose DNS resolver holds a webhook URL's lookup open so the
+ * first request is provably still running when the repeat arrives.
+ */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ALL_SCOPES, startServer, type ServerHandle } from "../helpers/server.ts";
 import { expectError, expectStatus } from "../helpers/expect.ts";
+import { startInProcess, type InProcessServer } from "../helpers/in-process.ts";
+import { until } from "../helpers/until.ts";
 
 let srv: ServerHandle;
 let key: string;
@@ -28,7 +36,7 @@ describe("Idempotency-Key on POST /contacts", () => {
   test("the first request with an Idempotency-Key runs and is not marked as replayed", async () => {
     const res = await post("/contacts", { firstName: "Idem", email: `${uniq()}@example.com` }, uniq());
     expectStatus(res, 201);
-    expect(res.headers.get("idempotent-replayed")).not.toBe("true");
+    expect(res.headers.get("idempotent-replayed")).toBeNull();
   });
 
   test("a repeat with the same key and body answers the stored status and body with Idempotent-Replayed: true and creates nothing", async () => {
@@ -65,15 +73,26 @@ describe("Idempotency-Key on POST /contacts", () => {
     const idem = uniq();
     expectStatus(await post("/contacts", { firstName: "One" }, idem), 201);
     const res = await post("/contacts", { firstName: "Two" }, idem);
-    expectError(res, "ERR_IDEMPOTENCY_KEY_REUSED");
+    expectError(res, "ERR_IDEMPOTENCY_KEY_REUSED", "Idempotency-Key");
   });
 
-  test("the same key on another path is 422 ERR_IDEMPOTENCY_KEY_REUSED", async () => {
+  test("the same key on another path is 422 ERR_IDEMPOTENCY_KEY_REUSED, even with the same body", async () => {
     const idem = uniq();
     const c = await post("/contacts", { firstName: "Path" }, idem);
     expectStatus(c, 201);
     const res = await post(`/contacts/${c.json.contactId}/interactions`, { firstName: "Path" }, idem);
-    expectError(res, "ERR_IDEMPOTENCY_KEY_REUSED");
+    expectError(res, "ERR_IDEMPOTENCY_KEY_REUSED", "Idempotency-Key");
+  });
+
+  test("a key used on POST /contacts is 422 ERR_IDEMPOTENCY_KEY_REUSED on POST /contacts/{id}/interactions with a body valid there, and no log is written", async () => {
+    const idem = uniq();
+    const c = await post("/contacts", { firstName: "Reused" }, idem);
+    expectStatus(c, 201);
+    const path = `/contacts/${c.json.contactId}/interactions`;
+    expectError(await post(path, { type: "note", note: "valid here" }, idem), "ERR_IDEMPOTENCY_KEY_REUSED", "Idempotency-Key");
+    expect((await srv.api("GET", path)).json.data).toEqual([]);
+    // The key was never taken on that path: without it, the same body is written.
+    expectStatus(await post(path, { type: "note", note: "valid here" }, undefined), 201);
   });
 
   test("the same key value from another API key of the same project runs anew", async () => {
@@ -83,7 +102,7 @@ describe("Idempotency-Key on POST /contacts", () => {
     const otherKey = await srv.newKey(ALL_SCOPES);
     const second = await post("/contacts", body, idem, otherKey);
     expectStatus(second, 201);
-    expect(second.headers.get("idempotent-replayed")).not.toBe("true");
+    expect(second.headers.get("idempotent-replayed")).toBeNull();
     expect(second.json.contactId).not.toBe(first.json.contactId);
   });
 
@@ -94,7 +113,7 @@ describe("Idempotency-Key on POST /contacts", () => {
     const p = await srv.newProject();
     const second = await post("/contacts", body, idem, p.key);
     expectStatus(second, 201);
-    expect(second.headers.get("idempotent-replayed")).not.toBe("true");
+    expect(second.headers.get("idempotent-replayed")).toBeNull();
     expectStatus(await srv.api("GET", `/contacts/${second.json.contactId}`, { key: p.key }), 200);
     expect(first.status).toBe(201);
   });
@@ -106,11 +125,12 @@ describe("Idempotency-Key on POST /contacts", () => {
   test.each([
     ["empty", ""],
     ["256 characters long", "k".repeat(256)],
-  ])("an Idempotency-Key that is %s is 422", async (_name, value) => {
-    const res = await post("/contacts", { firstName: "Bad" }, value);
-    expect(res.status).toBe(422);
-    expect(res.json.success).toBe(false);
-    expect(["ERR_FORM_VALIDATION", "ERR_IDEMPOTENCY_KEY_REUSED"]).toContain(res.json.code);
+    ["not printable ASCII", "clé-ü"],
+  ])("an Idempotency-Key that is %s is 422 ERR_FORM_VALIDATION naming Idempotency-Key, and nothing is created", async (_name, value) => {
+    const email = `${uniq()}@example.com`;
+    const res = await post("/contacts", { firstName: "Bad", email }, value);
+    expectError(res, "ERR_FORM_VALIDATION", "Idempotency-Key");
+    expect(await countByEmail(email)).toBe(0);
   });
 
   test("concurrent repeats of one Idempotency-Key run once: the others replay (201, Idempotent-Replayed) or are 409 ERR_CONFLICT while the first runs", async () => {
@@ -128,6 +148,48 @@ describe("Idempotency-Key on POST /contacts", () => {
       } else expectError(a, "ERR_CONFLICT");
     }
     expect(await countByEmail(email)).toBe(1);
+  });
+
+  test("a refused request stores nothing: the 402 is answered again (not replayed), and once the quota allows it the same request runs anew and is then replayed", async () => {
+    const p = await srv.newProject({ contactQuota: 0 });
+    const idem = uniq();
+    const email = `${uniq()}@example.com`;
+    const body = { firstName: "Quota", email };
+    const refused = await post("/contacts", body, idem, p.key);
+    expectError(refused, "ERR_QUOTA_EXCEEDED");
+    const again = await post("/contacts", body, idem, p.key);
+    expectError(again, "ERR_QUOTA_EXCEEDED");
+    expect(again.headers.get("idempotent-replayed")).toBeNull();
+    await srv.cli(["project", "update", p.id, "--contact-quota", "1"]);
+    // Every try until the new quota is seen is another 402 that stores nothing.
+    const ran = await until(
+      async () => {
+        const res = await post("/contacts", body, idem, p.key);
+        return res.status === 402 ? undefined : res;
+      },
+      { timeoutMs: 5_000, what: "the raised quota to let the create run" },
+    );
+    expectStatus(ran, 201);
+    expect(ran.headers.get("idempotent-replayed")).toBeNull();
+    const replayed = await post("/contacts", body, idem, p.key);
+    expectStatus(replayed, 201);
+    expect(replayed.headers.get("idempotent-replayed")).toBe("true");
+    expect(replayed.json).toEqual(ran.json);
+    const listed = await srv.api("GET", "/contacts", { key: p.key, query: { email } });
+    expect(listed.json.data.map((c: { contactId: string }) => c.contactId)).toEqual([ran.json.contactId]);
+  });
+
+  test("a refused request (422) stores nothing: the same key and body are answered 422 again, never replayed", async () => {
+    const idem = uniq();
+    const body = { firstName: "Bad email", email: "not-an-email" };
+    expectError(await post("/contacts", body, idem), "ERR_FORM_VALIDATION", "email");
+    const again = await post("/contacts", body, idem);
+    expectError(again, "ERR_FORM_VALIDATION", "email");
+    expect(again.headers.get("idempotent-replayed")).toBeNull();
+    // The key is still free for a request of another body.
+    const ok = await post("/contacts", { firstName: "Good email", email: `${uniq()}@example.com` }, idem);
+    expectStatus(ok, 201);
+    expect(ok.headers.get("idempotent-replayed")).toBeNull();
   });
 
   test("requests without an Idempotency-Key are never replayed", async () => {
@@ -169,4 +231,69 @@ describe("Idempotency-Key on POST /contacts/{contactId}/interactions", () => {
     expectStatus(await post(`/contacts/${a.json.contactId}/interactions`, { type: "note" }, idem), 201);
     expectError(await post(`/contacts/${b.json.contactId}/interactions`, { type: "note" }, idem), "ERR_IDEMPOTENCY_KEY_REUSED");
   });
+});
+
+describe("Idempotency-Key while the first request is still running (service in this process)", () => {
+  let server: InProcessServer;
+  let lookupStarted!: () => void;
+  const started = new Promise<void>((r) => (lookupStarted = r));
+  let releaseLookup!: () => void;
+  const released = new Promise<void>((r) => (releaseLookup = r));
+  let lookups = 0;
+
+  beforeAll(async () => {
+    // Production: POST /webhooks resolves its URL in the route's prepare step, inside the
+    // Idempotency-Key's hold and before the transaction (src/http/transaction.ts).
+    server = await startInProcess({
+      env: { CRM_ENV: "production" },
+      overrides: {
+        // Only the first lookup is held: a repeat that ran (instead of being refused) would answer.
+        resolve: async (host) => {
+          if (host === "held.example.com" && ++lookups === 1) {
+            lookupStarted();
+            await released;
+          }
+          return ["93.184.216.34"];
+        },
+      },
+    });
+  }, 30_000);
+
+  afterAll(async () => {
+    releaseLookup();
+    await server?.stop();
+  });
+
+  test("a repeat while the first request with the key is still running is 409 ERR_CONFLICT; once the first answered 201, a repeat replays it", async () => {
+    const p = await server.newProject();
+    const idem = uniq();
+    const headers = { "Idempotency-Key": idem };
+    const body = { url: "https://held.example.com/hook", events: ["*"], description: "held" };
+    let firstAnswered = false;
+    const first = p.api("POST", "/webhooks", { body, headers }).then((res) => {
+      firstAnswered = true;
+      return res;
+    });
+    await started; // the first request is inside its DNS lookup: running, not answered
+    const repeat = await p.api("POST", "/webhooks", { body, headers });
+    expectError(repeat, "ERR_CONFLICT");
+    expect(repeat.json.fieldName).toBeUndefined();
+    expect(repeat.headers.get("idempotent-replayed")).toBeNull();
+    // Whatever the body: the key is taken while the first runs.
+    expectError(await p.api("POST", "/webhooks", { body: { ...body, description: "other" }, headers }), "ERR_CONFLICT");
+    expect(firstAnswered).toBe(false);
+
+    releaseLookup();
+    const answered = await first;
+    expectStatus(answered, 201);
+    expect(answered.headers.get("idempotent-replayed")).toBeNull();
+    expect(answered.json.secret).toMatch(/^whsec_/);
+    const replayed = await p.api("POST", "/webhooks", { body, headers });
+    expectStatus(replayed, 201);
+    expect(replayed.headers.get("idempotent-replayed")).toBe("true");
+    expect(replayed.json).toEqual(answered.json);
+    // The refused repeats wrote nothing: one subscription.
+    const list = await p.api("GET", "/webhooks");
+    expect(list.json.data.map((w: { id: string }) => w.id)).toEqual([answered.json.id]);
+  }, 30_000);
 });

@@ -16,9 +16,9 @@ import { runtime } from "../../src/runtime/index.ts";
 import { SecretBox } from "../../src/webhooks/secret-box.ts";
 import { addLitestreamTables, HISTORIES, migrateLikeBefore, SAMPLE, schemaOf, seedOldShape, type History } from "../fixtures/migrations/history.ts";
 import { parseServiceSignature, serviceHmacHex, startReceiver, type Receiver } from "../helpers/receiver.ts";
-import { REPO_ROOT, startServer, type ServerHandle } from "../helpers/server.ts";
-
-const BUN = join(REPO_ROOT, "node_modules/.bin/bun");
+import { startServer, type ServerHandle } from "../helpers/server.ts";
+import { BUN, runCommand } from "../helpers/spawn.ts";
+import { until } from "../helpers/until.ts";
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true })));
 
@@ -50,28 +50,34 @@ describe.each([
   ["released", HISTORIES.released],
   ["edited (main before checksums)", HISTORIES.editedMain],
 ] as const)("the server on a database made by the %s migrations", (_label, history) => {
+  // Tests that only read share one server; one that writes (or stops its server) has its
+  // own, on its own copy of the old database, so every test runs alone and in any order.
   const secret = `whsec_${randomBytes(32).toString("base64")}`;
   let receiver: Receiver;
+  let srv: ServerHandle;
+  const own: ServerHandle[] = [];
+  /** A server on a fresh copy of the old database; its stuck delivery goes nowhere (port 9). */
+  const ownServer = async () => {
+    const s = await startServer({ dir: oldDatabase(history, "http://127.0.0.1:9/hook", secret), env: "sandbox", expectBootstrapKey: false });
+    own.push(s);
+    return s;
+  };
   beforeAll(async () => {
     receiver = await startReceiver();
-  });
-  let srv: ServerHandle;
-  let running = false;
-  afterAll(async () => {
-    if (running) await srv.stop(true);
-    await receiver.stop();
-  });
-  const names = (res: { json: any }) => res.json.data.map((c: { contactId: string }) => c.contactId);
-
-  test("starts on it, ready, as its own default project", async () => {
-    const dir = oldDatabase(history, receiver.url, secret);
     srv = await startServer({
-      dir,
+      dir: oldDatabase(history, receiver.url, secret),
       env: "sandbox",
       expectBootstrapKey: false,
       extraEnv: { CRM_OUTBOX_POLL_MS: "50", CRM_WEBHOOK_RETRY_SCHEDULE: "1s,1s,1s" },
     });
-    running = true;
+  }, 60_000);
+  afterAll(async () => {
+    for (const s of [srv, ...own]) await s?.stop(true);
+    await receiver?.stop();
+  }, 60_000);
+  const names = (res: { json: any }) => res.json.data.map((c: { contactId: string }) => c.contactId);
+
+  test("starts on it, ready, as its own default project", async () => {
     expect(srv.projectId).toBe(SAMPLE.projectId);
     expect((await fetch(`${srv.origin}/readyz`)).status).toBe(200);
   });
@@ -101,6 +107,7 @@ describe.each([
   });
 
   test("a change written by today's code keeps search and tag order in step", async () => {
+    const srv = await ownServer();
     const patched = await srv.api("PATCH", "/contacts/CR-1", { body: { lastName: "Byron" } });
     expect(patched.status).toBe(200);
     expect(names(await srv.api("GET", "/contacts", { query: { search: "byr" } }))).toEqual(["CR-1"]);
@@ -117,14 +124,15 @@ describe.each([
     // The succeeded delivery is not sent again.
     expect(receiver.requests.filter((r) => r.headers["x-service-delivery"] === SAMPLE.doneDelivery)).toEqual([]);
 
-    let attempts: any[] = [];
-    for (let i = 0; i < 100; i++) {
-      const res = await srv.api("GET", `/webhooks/${SAMPLE.webhookId}/attempts`);
-      expect(res.status).toBe(200);
-      attempts = res.json.data;
-      if (attempts.length === 4) break;
-      await Bun.sleep(50);
-    }
+    // The receiver has the request; its attempt is recorded once the answer is back.
+    const attempts: any[] = await until(
+      async () => {
+        const res = await srv.api("GET", `/webhooks/${SAMPLE.webhookId}/attempts`);
+        expect(res.status).toBe(200);
+        return res.json.data.length === 4 ? res.json.data : undefined;
+      },
+      { timeoutMs: 10_000, what: "the fourth recorded attempt" },
+    );
     expect(attempts.map((a) => [a.deliveryId, a.attempt, a.statusCode]).sort()).toEqual(
       [
         [SAMPLE.doneDelivery, 1, 200],
@@ -136,8 +144,9 @@ describe.each([
   });
 
   test("after a clean stop the schema is a fresh database's, and Litestream's tables are untouched", async () => {
+    const srv = await ownServer();
+    expect((await fetch(`${srv.origin}/readyz`)).status).toBe(200);
     await srv.stop(true);
-    running = false;
     const raw = runtime.openSqlite(join(srv.dir, "crm.db"));
     try {
       expect(schemaOf(raw)).toEqual(freshSchema());
@@ -152,7 +161,7 @@ describe.each([
 });
 
 describe("a database this build must not change stops the start with one line", () => {
-  function serveOn(prepare: (raw: ReturnType<typeof runtime.openSqlite>) => void) {
+  async function serveOn(prepare: (raw: ReturnType<typeof runtime.openSqlite>) => void) {
     const dir = mkdtempSync(join(tmpdir(), "crm-upgrade-test-"));
     dirs.push(dir);
     const raw = runtime.openSqlite(join(dir, "crm.db"));
@@ -160,21 +169,19 @@ describe("a database this build must not change stops the start with one line", 
     prepare(raw);
     const before = schemaOf(raw);
     raw.close();
-    const run = Bun.spawnSync([BUN, "src/main.ts", "serve"], {
-      cwd: REPO_ROOT,
+    const run = await runCommand([BUN, "src/main.ts", "serve"], {
       env: { ...(process.env as Record<string, string>), CRM_DB_PATH: join(dir, "crm.db"), PORT: "0", CRM_LOG_LEVEL: "warn" },
-      stdout: "pipe",
-      stderr: "pipe",
-      timeout: 20_000,
+      allowFail: true,
+      timeoutMs: 20_000,
     });
     const after = runtime.openSqlite(join(dir, "crm.db"));
     const unchanged = JSON.stringify(schemaOf(after)) === JSON.stringify(before);
     after.close();
-    return { exitCode: run.exitCode, stderr: run.stderr.toString().trim(), stdout: run.stdout.toString(), unchanged };
+    return { exitCode: run.exitCode, stderr: run.stderr.trim(), stdout: run.stdout, unchanged };
   }
 
-  test("migrated by a newer version", () => {
-    const r = serveOn((raw) =>
+  test("migrated by a newer version", async () => {
+    const r = await serveOn((raw) =>
       raw.all("INSERT INTO schema_migrations (name, applied_at, checksum) VALUES ('9999_newer', '2030-01-01T00:00:00.000Z', 'abc') RETURNING name"),
     );
     expect(r.exitCode).toBe(2);
@@ -185,8 +192,8 @@ describe("a database this build must not change stops the start with one line", 
     expect(r.unchanged).toBe(true);
   });
 
-  test("an applied migration whose file differs", () => {
-    const r = serveOn((raw) => raw.all("UPDATE schema_migrations SET checksum = 'edited' WHERE name = '0002_webhooks' RETURNING name"));
+  test("an applied migration whose file differs", async () => {
+    const r = await serveOn((raw) => raw.all("UPDATE schema_migrations SET checksum = 'edited' WHERE name = '0002_webhooks' RETURNING name"));
     expect(r.exitCode).toBe(2);
     expect(r.stderr.split("\n")).toHaveLength(1);
     expect(r.stderr).toStartWith("crm: migration 0002_webhooks differs");

@@ -1,0 +1,91 @@
+/**
+ * Operations, from the outside (decisions §8, §11): /readyz answers 503 when a migration is
+ * missing from the database the server runs on, and an unexpected failure is a 500 whose
+ * message gives nothing away (no stack, no SQL, no table or file name) while the log line
+ * keeps the detail under the request's id. Both are caused for real: a second SQLite
+ * connection changes the live database underneath the running server.
+ */
+import { Database } from "bun:sqlite";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { expectError, expectStatus } from "../helpers/expect.ts";
+import { startServer, type ServerHandle } from "../helpers/server.ts";
+import { until } from "../helpers/until.ts";
+
+let server: ServerHandle;
+/** The same database file, opened beside the server (WAL: both may use it at once). */
+let side: Database;
+
+beforeAll(async () => {
+  server = await startServer();
+  side = new Database(join(server.dir, "crm.db"));
+  side.exec("PRAGMA busy_timeout = 10000");
+}, 60_000);
+
+afterAll(async () => {
+  side?.close();
+  await server?.stop();
+}, 60_000);
+
+const get = async (path: string) => {
+  const res = await fetch(`${server.origin}${path}`);
+  return { status: res.status, requestId: res.headers.get("x-request-id"), text: await res.text() };
+};
+
+describe("/readyz", () => {
+  test("is 503 {status: not ready} while a migration is missing from the database, /healthz stays 200, and it is ready again once the migration is back", async () => {
+    expect(await get("/readyz")).toMatchObject({ status: 200, text: '{"status":"ready"}' });
+    const rows = side.query("SELECT name, applied_at, checksum FROM schema_migrations ORDER BY name").all() as { name: string; applied_at: string; checksum: string }[];
+    expect(rows.length).toBeGreaterThan(0);
+    const last = rows.at(-1)!;
+    side.query("DELETE FROM schema_migrations WHERE name = ?").run(last.name);
+    try {
+      const notReady = await get("/readyz");
+      expect({ status: notReady.status, text: notReady.text }).toEqual({ status: 503, text: '{"status":"not ready"}' });
+      expect(notReady.requestId).toMatch(/^req_/);
+      expect(await get("/healthz")).toMatchObject({ status: 200, text: '{"status":"ok"}' });
+    } finally {
+      side.query("INSERT INTO schema_migrations (name, applied_at, checksum) VALUES (?, ?, ?)").run(last.name, last.applied_at, last.checksum);
+    }
+    expect(await get("/readyz")).toMatchObject({ status: 200, text: '{"status":"ready"}' });
+  });
+});
+
+describe("500", () => {
+  test("an unexpected failure is 500 ERR_INTERNAL with the fixed message 'Internal server error.': no stack, SQL, table or file name; the error log line has the detail under the answer's X-Request-Id", async () => {
+    const p = await server.newProject();
+    expectStatus(await p.api("GET", "/tags"), 200);
+    // The table the route reads disappears underneath the running server.
+    side.exec("ALTER TABLE tags RENAME TO tags_moved_away");
+    let res;
+    try {
+      res = await p.api("GET", "/tags");
+    } finally {
+      side.exec("ALTER TABLE tags_moved_away RENAME TO tags");
+    }
+    expectError(res, "ERR_INTERNAL");
+    expect(res.json).toEqual({ success: false, statusCode: 500, error: "Internal Server Error", code: "ERR_INTERNAL", message: "Internal server error." });
+    for (const leak of ["SQLITE", "sqlite", "no such table", "tags", "SELECT", "select", "at ", ".ts", server.dir, "crm.db"]) expect(res.text).not.toContain(leak);
+    const requestId = res.headers.get("x-request-id");
+    expect(requestId).toMatch(/^req_/);
+    // The rate-limit headers still describe the key's bucket (a valid key was used).
+    expect(res.headers.get("ratelimit-limit")).toBe("120");
+
+    // The detail goes to the log, one JSON line with the request id.
+    const line = await until(
+      () =>
+        server
+          .stdout()
+          .split("\n")
+          .filter((l) => l.startsWith("{"))
+          .map((l) => JSON.parse(l))
+          .find((l) => l.requestId === requestId && l.level === "error"),
+      { timeoutMs: 5_000, what: `the error log line of ${requestId}` },
+    );
+    expect(line.msg).toBe("unhandled error");
+    expect(line.error).toContain("no such table: tags");
+
+    // Nothing stayed broken: the same request answers again.
+    expectStatus(await p.api("GET", "/tags"), 200);
+  });
+});
