@@ -29,6 +29,16 @@ const trustedProxies = z.string().transform((value, ctx) => {
   }
 });
 
+/** `CRM_SECRET_KEY` (decisions §1, §7): standard base64 of exactly 32 bytes, checked before anything is opened. */
+const secretKey = z.string().refine((value) => {
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(value)) return false;
+  try {
+    return atob(value).length === 32;
+  } catch {
+    return false;
+  }
+}, "must be the base64 of 32 bytes");
+
 const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
 const port = z.coerce.number().int().min(0).max(65535);
 
@@ -39,7 +49,7 @@ export const configSchema = z.object({
   CRM_DB_PATH: z.string().min(1).default("./data/crm.db"),
   CRM_ENV: z.enum(["production", "sandbox"]).default("production"),
   CRM_BOOTSTRAP: bool.default(true),
-  CRM_SECRET_KEY: z.string().optional(),
+  CRM_SECRET_KEY: secretKey.optional(),
   CRM_SYNCHRONOUS: z.enum(["NORMAL", "FULL"]).default("NORMAL"),
   CRM_WEBHOOK_RETRY_SCHEDULE: schedule.default([10_000, 60_000, 300_000, 1_800_000, 3_600_000, 7_200_000, 9_000_000]),
   CRM_WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(1).default(10_000),

@@ -2,7 +2,7 @@ import { createApp } from "./app.ts";
 import { KeyStore } from "./auth/keys.ts";
 import { RateLimiter } from "./auth/rate-limiter.ts";
 import { bootstrap } from "./bootstrap.ts";
-import type { Config } from "./config.ts";
+import { ConfigError, type Config } from "./config.ts";
 import { migrationsApplied } from "./db/migrate.ts";
 import { GroupCommit } from "./db/group-commit.ts";
 import { openDatabase } from "./db/open.ts";
@@ -39,6 +39,38 @@ export interface RunningService {
 export async function startServices(config: Config, overrides: ServiceOverrides = {}): Promise<RunningService> {
   const log = overrides.log ?? createLogger(config.CRM_LOG_LEVEL);
   const clock = overrides.clock ?? systemClock;
+  // Listen first: a port that cannot be had stops the start in one line before anything is
+  // created (decisions §1). Requests arriving while the database opens wait for it.
+  const listener = listen(config);
+  try {
+    return await startOn(listener, config, log, clock, overrides);
+  } catch (error) {
+    await listener.server.stop();
+    throw error;
+  }
+}
+
+interface Listener {
+  server: RunningServer;
+  /** Hands the listener its app once the services are up. */
+  attach(fetch: FetchHandler): void;
+}
+
+type FetchHandler = Parameters<typeof runtime.serve>[0]["fetch"];
+
+function listen(config: Config): Listener {
+  let attach!: (fetch: FetchHandler) => void;
+  const app = new Promise<FetchHandler>((resolve) => (attach = resolve));
+  try {
+    const server = runtime.serve({ port: config.PORT, hostname: config.HOST, fetch: async (request, info) => (await app)(request, info) });
+    return { server, attach };
+  } catch (error) {
+    const reason = String((error as Error)?.message ?? error).split("\n")[0];
+    throw new ConfigError(`cannot listen on ${config.HOST}:${config.PORT} (PORT, HOST): ${reason}`);
+  }
+}
+
+async function startOn(listener: Listener, config: Config, log: Logger, clock: Clock, overrides: ServiceOverrides): Promise<RunningService> {
   const database = await openDatabase(config.CRM_DB_PATH, config.CRM_SYNCHRONOUS);
   const { db, raw } = database;
   const created = await bootstrap(db, config);
@@ -96,7 +128,8 @@ export async function startServices(config: Config, overrides: ServiceOverrides 
     },
   });
   const jobs = startJobs({ db, keys, limiter, log, clock });
-  const server = runtime.serve({ port: config.PORT, hostname: config.HOST, fetch: app.fetch });
+  const server = listener.server;
+  listener.attach(app.fetch);
   log.info("listening", { host: config.HOST, port: server.port, env: config.CRM_ENV, runtime: runtime.name });
   return {
     server,

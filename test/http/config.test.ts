@@ -63,9 +63,8 @@ describe("a bad environment value stops the start", () => {
     }
   });
 
-  // KNOWN SRC BUG (issue 11 report): both starts bootstrap the database (project, printed key,
-  // secret.key) and then die with a stack trace, exit 1. `test.failing` until src/server.ts
-  // checks the key and the port before opening anything; then make these plain tests.
+  // The key is checked with the other settings and the port is taken before the database
+  // is opened, so neither start creates anything (src/config.ts, src/server.ts).
   async function startRefused(extra: Record<string, string>) {
     const dir = mkdtempSync(join(tmpdir(), "crm-config-test-"));
     try {
@@ -78,7 +77,7 @@ describe("a bad environment value stops the start", () => {
     }
   }
 
-  test.failing("a CRM_SECRET_KEY that is not the base64 of 32 bytes: exit 2, one line naming it, nothing created (decisions §15)", async () => {
+  test("a CRM_SECRET_KEY that is not the base64 of 32 bytes: exit 2, one line naming it, nothing created (decisions §15)", async () => {
     const r = await startRefused({ CRM_SECRET_KEY: "bad" });
     expect({ exitCode: r.exitCode, lines: r.stderr.trimEnd().split("\n").length, stdout: r.stdout, created: r.created }).toEqual({
       exitCode: 2,
@@ -89,7 +88,7 @@ describe("a bad environment value stops the start", () => {
     expect(r.stderr).toContain("CRM_SECRET_KEY");
   });
 
-  test.failing("a port in use: exit 2, one line naming the port, nothing created (decisions §15)", async () => {
+  test("a port in use: exit 2, one line naming the port, nothing created (decisions §15)", async () => {
     const taken = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("taken") });
     try {
       const r = await startRefused({ PORT: String(taken.port) });
