@@ -1,11 +1,18 @@
 /**
  * Production address policy for subscriber URLs (interface §2.3, §8; decisions §7, §12):
  * only https URLs whose host is public; refusals are 422 ERR_FORM_VALIDATION fieldName "url",
- * at create and at update.
+ * at create and at update; and again at every delivery, connecting to the address checked.
+ * The delivery-time rules run against the service in this process with the DNS resolver
+ * replaced (test/helpers/in-process.ts), so a host can resolve one way at create and
+ * another at delivery.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { createServer, type AddressInfo } from "node:net";
 import { expectError, expectStatus } from "../helpers/expect.ts";
+import { startInProcess, type InProcessProject } from "../helpers/in-process.ts";
+import { startReceiver } from "../helpers/receiver.ts";
 import { startServer, walk, type ServerHandle } from "../helpers/server.ts";
+import { until } from "../helpers/until.ts";
 
 // Tests wait for real deliveries; bunfig's timeout is not applied by this bun version.
 setDefaultTimeout(30_000);
@@ -162,4 +169,103 @@ describe("PATCH applies the same policy", () => {
     expect(res.json.url).toBe("https://[2606:4700::1111]/x");
     await srv.api("DELETE", `/webhooks/${created.json.id}`);
   });
+});
+
+// ---------------------------------------------------------------- at delivery time
+
+const WAIT_MS = 20_000;
+
+async function attemptsOf(p: InProcessProject, id: string, n: number) {
+  let last: any[] = [];
+  return until(
+    async () => {
+      last = (await p.api("GET", `/webhooks/${id}/attempts`)).json.data;
+      return last.length >= n ? last : undefined;
+    },
+    { timeoutMs: WAIT_MS, intervalMs: 50, what: () => `${n} attempts of ${id} (have ${JSON.stringify(last)})` },
+  );
+}
+
+describe("at every delivery the address is checked again (decisions §7)", () => {
+  test("in production, a host that resolved to a public address at create and resolves to loopback or a mix now is a failed attempt with the policy's reason, on the schedule; nothing connects", async () => {
+    // A TCP listener on loopback counts connections: an https delivery to it would be one,
+    // whatever came of its TLS handshake.
+    let connections = 0;
+    const listener = createServer((socket) => {
+      connections++;
+      socket.destroy();
+    });
+    await new Promise<void>((r) => listener.listen(0, "127.0.0.1", r));
+    const port = (listener.address() as AddressInfo).port;
+    let answer = ["93.184.216.34"];
+    const server = await startInProcess({
+      env: { CRM_ENV: "production", CRM_WEBHOOK_RETRY_SCHEDULE: "1s", CRM_OUTBOX_POLL_MS: "50" },
+      overrides: { resolve: async (host) => (host === "rebind.example.com" ? answer : []) },
+    });
+    try {
+      const p = await server.newProject();
+      const created = await p.api("POST", "/webhooks", { body: { url: `https://rebind.example.com:${port}/hook`, events: ["contact.created"] } });
+      expectStatus(created, 201);
+      answer = ["127.0.0.1"];
+      expectStatus(await p.api("POST", "/contacts", { body: { firstName: "Rebind" } }), 201);
+      const [first] = await attemptsOf(p, created.json.id, 1);
+      expect(first).toMatchObject({ attempt: 1, statusCode: null });
+      expect(first.error).toContain("public address");
+      // The retry (1 s later) checks again: one private address among public ones is refused too.
+      answer = ["93.184.216.34", "127.0.0.1"];
+      const [second] = await attemptsOf(p, created.json.id, 2);
+      expect(second).toMatchObject({ attempt: 2, statusCode: null });
+      expect(second.error).toContain("public address");
+      const hook = (await p.api("GET", `/webhooks/${created.json.id}`)).json;
+      expect(hook).toMatchObject({ status: "disabled", consecutiveFailures: 2 });
+      expect(connections).toBe(0);
+    } finally {
+      await server.stop();
+      listener.close();
+    }
+  }, 60_000);
+
+  // Production refuses every address a test can listen on, so the pinning is shown in
+  // sandbox: the same attempt (src/webhooks/attempt.ts: check, then connect to the checked
+  // address) with a policy that lets loopback through. `.invalid` never resolves in DNS
+  // (RFC 6761): a delivery reaches the receiver only through the address the service's
+  // resolver gave.
+  test("a delivery connects to the address the check resolved for that attempt, never to a lookup of its own", async () => {
+    // The receiver keeps its connection alive: a pooled socket must not carry the next
+    // delivery to the address it was opened to (src/webhooks/sender.ts pools per address).
+    const rx = await startReceiver({ status: 200 });
+    const host = "hooks.pinned.invalid";
+    let answer = ["127.0.0.1"];
+    const server = await startInProcess({
+      env: { CRM_ENV: "sandbox", CRM_WEBHOOK_RETRY_SCHEDULE: "1s,1s", CRM_OUTBOX_POLL_MS: "50" },
+      overrides: { resolve: async (name) => (name === host ? answer : []) },
+    });
+    try {
+      const p = await server.newProject();
+      const created = await p.api("POST", "/webhooks", { body: { url: `http://${host}:${rx.port}/hook`, events: ["contact.created"] } });
+      expectStatus(created, 201);
+      const c1 = await p.api("POST", "/contacts", { body: { firstName: "Pinned" } });
+      expectStatus(c1, 201);
+      const [got] = await rx.waitFor(1, WAIT_MS);
+      expect(got!.json.data.contact.contactId).toBe(c1.json.contactId);
+      expect(got!.headers.host).toBe(`${host}:${rx.port}`); // the URL's host, sent to the pinned address
+
+      // The name now resolves to a loopback address nothing listens on: the next delivery
+      // goes there (refused), not to the address that worked before.
+      answer = ["127.0.0.2"];
+      const c2 = await p.api("POST", "/contacts", { body: { firstName: "Moved" } });
+      expectStatus(c2, 201);
+      const attempts = await attemptsOf(p, created.json.id, 2);
+      expect(attempts[0]).toMatchObject({ attempt: 1, statusCode: null });
+      expect(attempts[0].error).toContain("127.0.0.2"); // e.g. "connect ECONNREFUSED 127.0.0.2:<port>"
+      expect(rx.requests).toHaveLength(1);
+      // Back to the receiver's address: the retry arrives.
+      answer = ["127.0.0.1"];
+      const [, retried] = await rx.waitFor(2, WAIT_MS);
+      expect(retried!.json.data.contact.contactId).toBe(c2.json.contactId);
+    } finally {
+      await server.stop();
+      await rx.stop();
+    }
+  }, 60_000);
 });
