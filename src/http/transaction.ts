@@ -2,6 +2,7 @@ import type { Context, MiddlewareHandler, Next } from "hono";
 import { createHash } from "node:crypto";
 import { ApiError } from "../errors.ts";
 import { findIdempotencyRecord, saveIdempotencyRecord, type StoredAnswer } from "../idempotency/repository.ts";
+import { readCapped } from "./body.ts";
 import type { AppEnv } from "./env.ts";
 
 class Rollback extends Error {}
@@ -50,7 +51,9 @@ export function transactional(options: { transaction: boolean; prepare?: Prepare
       const request = {
         method: c.req.method,
         path: c.req.path,
-        bodyHash: createHash("sha256").update(c.var.rawBody ?? "").digest("hex"),
+        // Routes that take no body (test ping, rotate-secret) still fingerprint what was sent:
+        // the same key with another body is refused everywhere (decisions §5).
+        bodyHash: createHash("sha256").update(c.var.rawBody ?? (await readCapped(c.req.raw))).digest("hex"),
       };
       const { db, secrets, clock } = c.var.deps;
       // Both ends of the 24 h window come from the service's clock (decisions §5, issue 11).

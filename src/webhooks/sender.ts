@@ -11,10 +11,28 @@ export interface SendResult {
   retryAfterMs: number | null;
 }
 
-const agents = {
-  "http:": new http.Agent({ keepAlive: true, maxSockets: 64 }),
-  "https:": new https.Agent({ keepAlive: true, maxSockets: 64 }),
-};
+/**
+ * Kept-alive connections, pooled per checked address: a pooled socket never carries a
+ * delivery to an address other than the one just checked (decisions §7), so a host that
+ * moves gets its next delivery at its new address. The least recently used pools close
+ * past MAX_POOLS.
+ */
+const MAX_POOLS = 256;
+const pools = new Map<string, http.Agent>();
+
+function agentFor(protocol: string, address: string): http.Agent {
+  const key = `${protocol}${address}`;
+  let agent = pools.get(key);
+  if (agent) pools.delete(key);
+  else agent = protocol === "https:" ? new https.Agent({ keepAlive: true, maxSockets: 64 }) : new http.Agent({ keepAlive: true, maxSockets: 64 });
+  pools.set(key, agent);
+  if (pools.size > MAX_POOLS) {
+    const [oldest, old] = pools.entries().next().value as [string, http.Agent];
+    pools.delete(oldest);
+    old.destroy();
+  }
+  return agent;
+}
 
 /** Retry-After as seconds or an HTTP date → milliseconds from now. */
 function retryAfterMs(value: string | string[] | undefined): number | null {
@@ -47,7 +65,7 @@ export function postPinned(url: URL, address: string, headers: Record<string, st
       url,
       {
         method: "POST",
-        agent: agents[url.protocol as "http:" | "https:"],
+        agent: agentFor(url.protocol, address),
         headers: { ...headers, "Content-Type": "application/json", "Content-Length": String(Buffer.byteLength(body)) },
         // Pin the connection to the checked address (no DNS-rebinding window).
         lookup: ((_host: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) =>
