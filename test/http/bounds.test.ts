@@ -49,12 +49,14 @@ describe("relabels: CR-n with n up to 999,999,999,999, and every generated numbe
   test("a relabel past 999,999,999,999 is 422 contactId and changes nothing", async () => {
     const p = await srv.newProject();
     const c = (await p.api("POST", "/contacts", { body: { firstName: "Bounded" } })).json;
+    expect(c.contactId).toBe("CR-1");
     for (const target of ["CR-1000000000000", "CR-999999999999999", "CR-9007199254740993", `CR-${"9".repeat(40)}`]) {
       expectError(await p.api("PATCH", `/contacts/${c.contactId}`, { body: { contactId: target } }), "ERR_FORM_VALIDATION", "contactId");
     }
     expectStatus(await p.api("GET", `/contacts/${c.contactId}`), 200);
+    // The refused relabels did not move the counter.
     const next = (await p.api("POST", "/contacts", { body: { firstName: "Next" } })).json;
-    expect(Number(next.contactId.slice(3))).toBeLessThan(1000);
+    expect(next.contactId).toBe("CR-2");
   });
 
   test("after a relabel to CR-999999999999 the next contacts are CR-1000000000000 on, and GET, PATCH and their logs reach them", async () => {

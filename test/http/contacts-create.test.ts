@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { settle, startServer, type Api, type ServerHandle } from "../helpers/server.ts";
+import { startServer, walk, type Api, type ServerHandle } from "../helpers/server.ts";
 import { ADDRESS_KEYS, expectContactShape, expectError, expectStatus, ISO_RE } from "../helpers/expect.ts";
 
 let srv: ServerHandle;
@@ -35,7 +35,7 @@ beforeAll(async () => {
     cf[type] = out.id;
     cfTitle[type] = title;
   }
-  await settle();
+  // The server reads custom fields from the database on each request: no wait needed.
 }, 60_000);
 
 afterAll(async () => {
@@ -49,9 +49,7 @@ describe("POST /contacts basics", () => {
     const res = await create({ firstName: "Ada", lastName: "Lovelace" });
     expectStatus(res, 201);
     expect(res.json.contactId).toMatch(/^CR-\d+$/);
-    const location = res.headers.get("location");
-    expect(location).not.toBeNull();
-    expect(location!).toMatch(new RegExp(`/v1/contacts/${res.json.contactId}$`));
+    expect(res.headers.get("location")).toBe(`/v1/contacts/${res.json.contactId}`);
     expect(res.json.firstName).toBe("Ada");
     expect(res.json.lastName).toBe("Lovelace");
   });
@@ -87,10 +85,11 @@ describe("POST /contacts basics", () => {
     const res = await create({ firstName: "Clock" });
     const after = Date.now();
     expectStatus(res, 201);
-    for (const t of [Date.parse(res.json.createdAt), Date.parse(res.json.updatedAt)]) {
-      expect(t).toBeGreaterThanOrEqual(before - 1000);
-      expect(t).toBeLessThanOrEqual(after + 1000);
-    }
+    expect(res.json.updatedAt).toBe(res.json.createdAt);
+    // The server runs on this machine's clock: the stamp falls within the request.
+    const t = Date.parse(res.json.createdAt);
+    expect(t).toBeGreaterThanOrEqual(before);
+    expect(t).toBeLessThanOrEqual(after);
   });
 
   test("GET of a created contact returns the same contact plus duplicateSignal", async () => {
@@ -113,11 +112,15 @@ describe("POST /contacts basics", () => {
     expect(got.json.contactId).toBe(created.json.contactId);
   });
 
-  test("generated contactIds are CR-<n> with n increasing", async () => {
-    const a = await create({ firstName: "One" });
-    const b = await create({ firstName: "Two" });
-    const n = (id: string) => Number(id.slice(3));
-    expect(n(b.json.contactId)).toBeGreaterThan(n(a.json.contactId));
+  test("generated contactIds are CR-<n>, n counting up one per contact of the project", async () => {
+    const p = await srv.newProject();
+    const made: string[] = [];
+    for (const firstName of ["One", "Two", "Three"]) {
+      const res = await p.api("POST", "/contacts", { body: { firstName } });
+      expectStatus(res, 201);
+      made.push(res.json.contactId);
+    }
+    expect(made).toEqual(["CR-1", "CR-2", "CR-3"]);
   });
 
   test("POST never deduplicates: the same body twice creates two contacts", async () => {
@@ -162,9 +165,9 @@ describe("required fields", () => {
     ["only a website", { website: "https://a.example.com" }],
     ["only tags", { tags: ["lonely"] }],
     ["identity fields all null", { firstName: null, lastName: null, email: null, phone: null, businessName: null }],
-  ])("a body without firstName, lastName, email, phone or businessName is 422 (%s)", async (_name, body) => {
+  ])("a body without firstName, lastName, email, phone or businessName is 422 firstName (%s)", async (_name, body) => {
     const res = await create(body);
-    expectError(res, "ERR_FORM_VALIDATION", undefined, { anyFieldName: true });
+    expectError(res, "ERR_FORM_VALIDATION", "firstName");
   });
 
   test.each([
@@ -191,9 +194,9 @@ describe("identityType", () => {
     expect(res.json.businessName).toBe("Acme Ltd");
   });
 
-  test("identityType personal with a businessName is 422", async () => {
+  test("identityType personal with a businessName is 422 identityType", async () => {
     const res = await create({ businessName: "Acme Ltd", identityType: "personal" });
-    expectError(res, "ERR_FORM_VALIDATION", /^(identityType|businessName)$/);
+    expectError(res, "ERR_FORM_VALIDATION", "identityType");
   });
 
   test("explicit identityType business with a businessName is accepted", async () => {
@@ -315,10 +318,10 @@ describe("bounds of contact fields", () => {
     expect(res.json.tags.map((t: any) => t.name)).toEqual([name]);
   });
   test("a tag name of 65 characters is 422 tags", async () => {
-    expectError(await create({ firstName: "T", tags: ["t".repeat(65)] }), "ERR_FORM_VALIDATION", /^tags(\.0|\[0\])?$/);
+    expectError(await create({ firstName: "T", tags: ["ok", "t".repeat(65)] }), "ERR_FORM_VALIDATION", "tags");
   });
   test("an empty tag name is 422 tags", async () => {
-    expectError(await create({ firstName: "T", tags: [""] }), "ERR_FORM_VALIDATION", /^tags(\.0|\[0\])?$/);
+    expectError(await create({ firstName: "T", tags: ["ok", ""] }), "ERR_FORM_VALIDATION", "tags");
   });
   test("exactly 100 tags on a contact are accepted", async () => {
     const tags = Array.from({ length: 100 }, (_, i) => `bulk-${i}`);
@@ -405,8 +408,8 @@ describe("tags on creation", () => {
     expect(res.json.tags).toHaveLength(1);
     expect(res.json.tags[0].name).toBe("Brand-New-Tag");
     expect(res.json.tags[0].id).toMatch(/^tag_/);
-    const list = await api("GET", "/tags", { query: { limit: 200 } });
-    expect(list.json.data).toContainEqual({ id: res.json.tags[0].id, name: "Brand-New-Tag" });
+    const { items } = await walk(api, "/tags", { limit: 200 });
+    expect(items.filter((t: any) => t.name === "Brand-New-Tag")).toEqual([{ id: res.json.tags[0].id, name: "Brand-New-Tag" }]);
   });
 
   test("tag names match case-insensitively: a differently cased name reuses the existing tag", async () => {
@@ -414,8 +417,8 @@ describe("tags on creation", () => {
     const b = await create({ firstName: "Case", tags: ["pREMIUM"] });
     expect(b.json.tags).toEqual(a.json.tags);
     expect(b.json.tags[0].name).toBe("Premium");
-    const list = await api("GET", "/tags", { query: { limit: 200 } });
-    expect(list.json.data.filter((t: any) => t.name.toLowerCase() === "premium")).toHaveLength(1);
+    const { items } = await walk(api, "/tags", { limit: 200 });
+    expect(items.filter((t: any) => t.name.toLowerCase() === "premium")).toEqual(a.json.tags);
   });
 
   test("a tag can be given by its id", async () => {
@@ -538,6 +541,9 @@ describe("contact quota", () => {
   });
 
   test("a project without a quota is not limited by another project's quota", async () => {
+    const full = await srv.newProject({ contactQuota: 1 });
+    expectStatus(await full.api("POST", "/contacts", { body: { firstName: "Q1" } }), 201);
+    expectError(await full.api("POST", "/contacts", { body: { firstName: "Q2" } }), "ERR_QUOTA_EXCEEDED");
     expectStatus(await create({ firstName: "Unlimited" }), 201);
   });
 });

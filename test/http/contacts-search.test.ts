@@ -3,21 +3,30 @@
  * terms appears once, pages walk every match exactly once, every token must match.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { expectStatus } from "../helpers/expect.ts";
 import { startServer, walk, type ServerHandle } from "../helpers/server.ts";
+import { until } from "../helpers/until.ts";
 
 let server: ServerHandle;
+/** The 30 "Marion"s of beforeAll: no test changes them (tests that write make their own contacts). */
 const created: string[] = [];
+
+const ids = (res: { json: any }) => res.json.data.map((c: { contactId: string }) => c.contactId);
+
+async function create(body: Record<string, unknown>): Promise<any> {
+  const res = await server.api("POST", "/contacts", { body });
+  expectStatus(res, 201);
+  return res.json;
+}
 
 beforeAll(async () => {
   server = await startServer();
   // 30 "Marion"s whose emails also start with "mar": each matches "mar" through two terms.
   for (let i = 0; i < 30; i++) {
-    const res = await server.api("POST", "/contacts", {
-      body: { firstName: "Marion", lastName: i % 2 ? "Marsh" : "Stone", email: `mar${i}@example.com`, tags: i % 3 ? [] : ["third"] },
-    });
-    created.push(res.json.contactId);
+    const c = await create({ firstName: "Marion", lastName: i % 2 ? "Marsh" : "Stone", email: `mar${i}@example.com`, tags: i % 3 ? [] : ["third"] });
+    created.push(c.contactId);
   }
-  await server.api("POST", "/contacts", { body: { firstName: "Other", email: "other@example.com" } });
+  await create({ firstName: "Other", email: "other@example.com" });
 }, 60_000);
 afterAll(() => server.stop());
 
@@ -34,29 +43,39 @@ describe("search", () => {
 
   test("every token of a multi-word search must match a term", async () => {
     const res = await server.api("GET", "/contacts", { query: { search: "marion marsh", limit: 200 } });
-    expect(res.json.data).toHaveLength(15);
+    expect(ids(res).sort()).toEqual(created.filter((_, i) => i % 2 === 1).sort());
     for (const c of res.json.data) expect(c.lastName).toBe("Marsh");
   });
 
   test("search combines with the other filters", async () => {
     const res = await server.api("GET", "/contacts", { query: { search: "marsh", tag: "third", limit: 200 } });
     const expected = created.filter((_, i) => i % 2 === 1 && i % 3 === 0);
-    expect(res.json.data.map((c: { contactId: string }) => c.contactId).sort()).toEqual(expected.sort());
+    expect(ids(res).sort()).toEqual(expected.sort());
   });
 
   test("an updated contact moves to the top of its search results", async () => {
-    const target = created[0]!;
-    await server.api("PATCH", `/contacts/${target}`, { body: { notes: "touched" } });
-    const res = await server.api("GET", "/contacts", { query: { search: "mar", limit: 1 } });
-    expect(res.json.data[0].contactId).toBe(target);
+    const first = await create({ firstName: "Quillon", lastName: "First" });
+    const second = await create({ firstName: "Quillon", lastName: "Second" });
+    // The PATCH is stamped after the second contact's creation.
+    await until(() => Date.now() > Date.parse(second.updatedAt) + 1, { what: "the clock past the second creation" });
+    const before = await server.api("GET", "/contacts", { query: { search: "quillon" } });
+    expect(ids(before)).toEqual([second.contactId, first.contactId]);
+    const patched = await server.api("PATCH", `/contacts/${first.contactId}`, { body: { notes: "touched" } });
+    expectStatus(patched, 200);
+    const res = await server.api("GET", "/contacts", { query: { search: "quillon" } });
+    expect(ids(res)).toEqual([first.contactId, second.contactId]);
+    expect(res.json.data[0].updatedAt).toBe(patched.json.updatedAt);
+    expect(Date.parse(res.json.data[0].updatedAt)).toBeGreaterThan(Date.parse(res.json.data[1].updatedAt));
   });
 
   test("a renamed contact is found by its new name only", async () => {
-    const target = created[1]!;
-    await server.api("PATCH", `/contacts/${target}`, { body: { firstName: "Zelda", email: "zelda@example.com", lastName: null } });
-    const byNew = await server.api("GET", "/contacts", { query: { search: "zel" } });
-    expect(byNew.json.data.map((c: { contactId: string }) => c.contactId)).toEqual([target]);
-    const byOld = await server.api("GET", "/contacts", { query: { search: "marion", limit: 200 } });
-    expect(byOld.json.data.map((c: { contactId: string }) => c.contactId)).not.toContain(target);
+    const target = (await create({ firstName: "Oswaldo", lastName: "Pennywhistle", email: "oswaldo@example.com" })).contactId;
+    expect(ids(await server.api("GET", "/contacts", { query: { search: "oswal" } }))).toEqual([target]);
+    const renamed = await server.api("PATCH", `/contacts/${target}`, { body: { firstName: "Zelda", email: "zelda@example.com", lastName: null } });
+    expectStatus(renamed, 200);
+    expect(ids(await server.api("GET", "/contacts", { query: { search: "zel" } }))).toEqual([target]);
+    for (const old of ["oswal", "penny", "oswaldo@example.com"]) {
+      expect(ids(await server.api("GET", "/contacts", { query: { search: old } })), old).toEqual([]);
+    }
   });
 });

@@ -282,10 +282,12 @@ describe("POST /v1/forms/{formId}/submissions", () => {
     for (let i = 0; i < 10; i++) expectStatus(await postJson(limited.id, { email: "l@example.com", _hp: "bot" }), 201);
     const refused = await postJson(limited.id, { email: "l@example.com" });
     expectError(refused, "ERR_RATE_LIMITED");
-    expect(Number(refused.headers.get("retry-after"))).toBeGreaterThanOrEqual(1);
+    // 10 a minute refill one token every 6 s: the wait for the next one is 1 to 6 whole seconds.
+    const wait = (res: { headers: Headers }) => res.headers.get("retry-after") ?? "";
+    expect(wait(refused)).toMatch(/^[1-6]$/);
     const html = await postForm(limited.id, { email: "l@example.com" });
     expectStatus(html, 429);
-    expect(html.headers.get("retry-after")).not.toBeNull();
+    expect(wait(html)).toMatch(/^[1-6]$/);
     expect(await contactsByEmail("l@example.com")).toHaveLength(0);
     // Another form is counted apart.
     expectStatus(await postJson(form.id, { email: "other@example.com" }), 201);
@@ -293,8 +295,6 @@ describe("POST /v1/forms/{formId}/submissions", () => {
 
   test("the OpenAPI document describes the submission route, without a key", async () => {
     const doc = (await srv.api("GET", "/openapi.json", { key: null })).json;
-    const path = Object.keys(doc.paths).find((p) => p.replace(/^\/v1/, "") === "/forms/{formId}/submissions");
-    expect(path).toBeDefined();
-    expect(doc.paths[path!].post.security).toEqual([]);
+    expect(doc.paths["/forms/{formId}/submissions"].post.security).toEqual([]);
   });
 });
