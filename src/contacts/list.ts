@@ -2,7 +2,8 @@ import type { Db } from "../db/schema.ts";
 import type { CursorCodec } from "../lib/cursor.ts";
 import { toPage } from "../lib/pagination.ts";
 import { toIso } from "../lib/time.ts";
-import { contactTypeIdsOfCategory, findTagIds } from "../reference/repository.ts";
+import { ApiError } from "../errors.ts";
+import { contactTypeIdsOfCategory, findContactType, findTagIds } from "../reference/repository.ts";
 import { emailKey, phoneKey, searchTokens } from "./matching.ts";
 import { listContactRows, type ContactFilters } from "./list-query.ts";
 import { projectRegion } from "./repository.ts";
@@ -22,7 +23,14 @@ export async function listContacts(db: Db, cursors: CursorCodec, projectId: stri
 
   if (rest.email !== undefined) filters.emailKey = emailKey(rest.email);
   if (rest.phone !== undefined) filters.phoneKey = phoneKey(rest.phone, await projectRegion(db, projectId)) ?? "";
-  if (rest.contactTypeId !== undefined) filters.contactTypeIds = [rest.contactTypeId];
+  if (rest.contactTypeId !== undefined) {
+    // An unknown contact type is 422 here as in a body (decisions §12); only an unknown tag
+    // name in ?tag= is an empty list.
+    if (!(await findContactType(db, projectId, rest.contactTypeId))) {
+      throw new ApiError("ERR_FORM_VALIDATION", "contactTypeId is not a contact type of this project.", "contactTypeId");
+    }
+    filters.contactTypeIds = [rest.contactTypeId];
+  }
   if (rest.contactTypeCategory !== undefined) {
     const ids = await contactTypeIdsOfCategory(db, projectId, rest.contactTypeCategory);
     filters.contactTypeIds = filters.contactTypeIds ? filters.contactTypeIds.filter((id) => ids.includes(id)) : ids;

@@ -7,7 +7,7 @@ import { until } from "./until.ts";
 
 export interface EventRecord {
   id: string;
-  type: string;
+  event: string;
   createdAt: string;
   data: any;
   [k: string]: unknown;
@@ -27,7 +27,7 @@ export async function readEvents(api: Api, query: { since?: string; type?: strin
     if (!res.json.pagination.hasMore) break;
     cursor = res.json.pagination.nextCursor;
   }
-  return query.type ? out.filter((e) => e.type === query.type) : out;
+  return query.type ? out.filter((e) => e.event === query.type) : out;
 }
 
 /** Waits until the event log holds an event matching `pred`; returns it. */

@@ -93,9 +93,6 @@ function parseCliOutput(text: string): any {
   }
 }
 
-/** The server sees reference data, revocations and project settings changed by the CLI within 2 s. */
-export const settle = () => new Promise((r) => setTimeout(r, 2200));
-
 /** Builds a request function against `baseUrl`. Paths starting with "http" are absolute. */
 export function makeApi(baseUrl: string, keyFor: () => Promise<string | null>): Api {
   return async (method, path, opts = {}) => {

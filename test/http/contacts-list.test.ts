@@ -117,10 +117,12 @@ describe("filters", () => {
     expectError(await list({ contactTypeCategory: "Robot" }), "ERR_FORM_VALIDATION", "contactTypeCategory");
   });
 
-  test("an unknown contactTypeId filter gives an empty list (like an unknown tag name)", async () => {
-    const res = await list({ contactTypeId: "ct_unknown" });
-    expectStatus(res, 200);
-    expect(res.json).toEqual({ data: [], pagination: { nextCursor: null, hasMore: false } });
+  test("an unknown contactTypeId filter is 422 contactTypeId, another project's type included (decisions §12)", async () => {
+    expectError(await list({ contactTypeId: "ct_unknown" }), "ERR_FORM_VALIDATION", "contactTypeId");
+    const other = await srv.newProject();
+    const types = await other.api("GET", "/contact-types");
+    expectStatus(types, 200);
+    expectError(await list({ contactTypeId: types.json.data[0].id }), "ERR_FORM_VALIDATION", "contactTypeId");
   });
 
   test("tag matches by name", async () => {
