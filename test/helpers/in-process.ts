@@ -97,3 +97,24 @@ export async function startInProcess(opts: { env?: Record<string, string>; overr
     },
   };
 }
+
+/**
+ * A DNS resolver that holds the first `holdFirst` lookups of `host` (default: every one)
+ * until `release()`, answering a public address; `started` resolves when the first held
+ * lookup begins. Other hosts answer at once.
+ */
+export function heldResolver(host: string, opts: { holdFirst?: number; address?: string } = {}) {
+  let markStarted!: () => void;
+  const started = new Promise<void>((r) => (markStarted = r));
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  let lookups = 0;
+  const resolve = async (name: string) => {
+    if (name === host && ++lookups <= (opts.holdFirst ?? Infinity)) {
+      markStarted();
+      await released;
+    }
+    return [opts.address ?? "93.184.216.34"];
+  };
+  return { resolve, started, release };
+}

@@ -165,15 +165,7 @@ describe("X-Request-Id", () => {
 });
 
 describe("endpoints without a key", () => {
-  test.each([
-    ["/healthz", { status: "ok" }],
-    ["/readyz", { status: "ready" }],
-  ])("GET %s answers 200 %o without a key", async (path, body) => {
-    const res = await srv.api("GET", srv.origin + path, { key: null });
-    expectStatus(res, 200);
-    expect(res.json).toEqual(body);
-  });
-
+  // /healthz and /readyz without a key: test/http/auth.test.ts.
   test("GET /v1/openapi.json without a key is a valid OpenAPI document listing the contact paths", async () => {
     const res = await srv.api("GET", "/openapi.json", { key: null });
     expectStatus(res, 200);

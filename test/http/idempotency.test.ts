@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ALL_SCOPES, startServer, type ServerHandle } from "../helpers/server.ts";
 import { expectError, expectStatus } from "../helpers/expect.ts";
-import { startInProcess, type InProcessServer } from "../helpers/in-process.ts";
+import { heldResolver, startInProcess, type InProcessServer } from "../helpers/in-process.ts";
 import { until } from "../helpers/until.ts";
 
 let srv: ServerHandle;
@@ -235,32 +235,20 @@ describe("Idempotency-Key on POST /contacts/{contactId}/interactions", () => {
 
 describe("Idempotency-Key while the first request is still running (service in this process)", () => {
   let server: InProcessServer;
-  let lookupStarted!: () => void;
-  const started = new Promise<void>((r) => (lookupStarted = r));
-  let releaseLookup!: () => void;
-  const released = new Promise<void>((r) => (releaseLookup = r));
-  let lookups = 0;
+  // Only the first lookup is held: a repeat that ran (instead of being refused) would answer.
+  const held = heldResolver("held.example.com", { holdFirst: 1 });
 
   beforeAll(async () => {
     // Production: POST /webhooks resolves its URL in the route's prepare step, inside the
     // Idempotency-Key's hold and before the transaction (src/http/transaction.ts).
     server = await startInProcess({
       env: { CRM_ENV: "production" },
-      overrides: {
-        // Only the first lookup is held: a repeat that ran (instead of being refused) would answer.
-        resolve: async (host) => {
-          if (host === "held.example.com" && ++lookups === 1) {
-            lookupStarted();
-            await released;
-          }
-          return ["93.184.216.34"];
-        },
-      },
+      overrides: { resolve: held.resolve },
     });
   }, 30_000);
 
   afterAll(async () => {
-    releaseLookup();
+    held.release();
     await server?.stop();
   });
 
@@ -274,7 +262,7 @@ describe("Idempotency-Key while the first request is still running (service in t
       firstAnswered = true;
       return res;
     });
-    await started; // the first request is inside its DNS lookup: running, not answered
+    await held.started; // the first request is inside its DNS lookup: running, not answered
     const repeat = await p.api("POST", "/webhooks", { body, headers });
     expectError(repeat, "ERR_CONFLICT");
     expect(repeat.json.fieldName).toBeUndefined();
@@ -283,7 +271,7 @@ describe("Idempotency-Key while the first request is still running (service in t
     expectError(await p.api("POST", "/webhooks", { body: { ...body, description: "other" }, headers }), "ERR_CONFLICT");
     expect(firstAnswered).toBe(false);
 
-    releaseLookup();
+    held.release();
     const answered = await first;
     expectStatus(answered, 201);
     expect(answered.headers.get("idempotent-replayed")).toBeNull();

@@ -6,31 +6,20 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { expectError, expectStatus } from "../helpers/expect.ts";
-import { startInProcess, type InProcessServer } from "../helpers/in-process.ts";
+import { heldResolver, startInProcess, type InProcessServer } from "../helpers/in-process.ts";
 
 let server: InProcessServer;
-let lookupStarted!: () => void;
-const started = new Promise<void>((r) => (lookupStarted = r));
-let releaseLookup!: () => void;
-const released = new Promise<void>((r) => (releaseLookup = r));
+const held = heldResolver("slow.example.com");
 
 beforeAll(async () => {
   server = await startInProcess({
     env: { CRM_ENV: "production" },
-    overrides: {
-      resolve: async (host) => {
-        if (host === "slow.example.com") {
-          lookupStarted();
-          await released;
-        }
-        return ["93.184.216.34"];
-      },
-    },
+    overrides: { resolve: held.resolve },
   });
 }, 30_000);
 
 afterAll(async () => {
-  releaseLookup();
+  held.release();
   await server?.stop();
 });
 
@@ -45,14 +34,14 @@ test("a webhook create waiting on a slow DNS lookup never holds up another proje
     aAnswered = true;
     return res;
   });
-  await started;
+  await held.started;
   const create = await within(b("POST", "/contacts", { body: { firstName: "Unblocked" } }), 10_000);
   expect(create).not.toBe("still waiting");
   expectStatus(create as Awaited<typeof slowCreate>, 201);
   const list = await within(b("GET", "/contacts"), 10_000);
   expect(list).not.toBe("still waiting");
   expect(aAnswered).toBe(false);
-  releaseLookup();
+  held.release();
   expectStatus(await slowCreate, 201);
 }, 30_000);
 
