@@ -10,12 +10,9 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Webhook } from "standardwebhooks";
-import { DENO_RUN, lastJson, run, sleep, startServerProcess, type Started } from "./process.ts";
-
-interface Received {
-  headers: Headers;
-  body: string;
-}
+import { startReceiver, type Receiver } from "../helpers/receiver.ts";
+import { until } from "../helpers/until.ts";
+import { DENO_RUN, lastJson, run, startServerProcess, type Started } from "./process.ts";
 
 const enabled = process.env.CRM_TEST_DENO === "1";
 
@@ -23,8 +20,7 @@ describe.skipIf(!enabled)("the server under Deno (npm run serve:deno)", () => {
   let dir: string;
   let env: Record<string, string>;
   let server: Started;
-  let receiver: ReturnType<typeof Bun.serve> | undefined;
-  const received: Received[] = [];
+  let receiver: Receiver | undefined;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "crm-deno-test-"));
@@ -37,21 +33,14 @@ describe.skipIf(!enabled)("the server under Deno (npm run serve:deno)", () => {
       CRM_WEBHOOK_RETRY_SCHEDULE: "1s,1s",
       CRM_WEBHOOK_TIMEOUT_MS: "3000",
     };
-    receiver = Bun.serve({
-      port: 0,
-      hostname: "127.0.0.1",
-      async fetch(request) {
-        received.push({ headers: request.headers, body: await request.text() });
-        return new Response("ok");
-      },
-    });
+    receiver = await startReceiver();
     server = await startServerProcess([...DENO_RUN, "src/main.ts", "serve"], { env, timeoutMs: 60_000 });
     console.log(`deno time-to-ready: ${server.readyMs.toFixed(0)} ms`);
   }, 90_000);
 
   afterAll(async () => {
     const code = await server?.stop();
-    receiver?.stop(true);
+    await receiver?.stop();
     rmSync(dir, { recursive: true, force: true });
     // SIGTERM drains and exits 0 under Deno too (decisions §11).
     expect(code).toBe(0);
@@ -118,7 +107,7 @@ describe.skipIf(!enabled)("the server under Deno (npm run serve:deno)", () => {
   });
 
   test("a webhook is delivered, signed, to a loopback receiver (node:http with a pinned lookup)", async () => {
-    const url = `http://127.0.0.1:${receiver!.port}/hook`;
+    const url = receiver!.url;
     const hook = await server.api("POST", "/webhooks", { body: { url, events: ["contact.created"] } });
     expect(hook.status).toBe(201);
     const ping = await server.api("POST", `/webhooks/${hook.json.id}/test`);
@@ -127,20 +116,14 @@ describe.skipIf(!enabled)("the server under Deno (npm run serve:deno)", () => {
 
     const created = await server.api("POST", "/contacts", { body: { firstName: "Hooked" } });
     expect(created.status).toBe(201);
-    const deadline = Date.now() + 15_000;
-    let delivery: Received | undefined;
-    while (!delivery && Date.now() < deadline) {
-      delivery = received.find((r) => r.body.includes('"contact.created"'));
-      if (!delivery) await sleep(100);
-    }
-    expect(delivery).toBeDefined();
-    const payload = JSON.parse(delivery!.body);
+    const delivery = await until(() => receiver!.requests.find((r) => r.text.includes('"contact.created"')), { timeoutMs: 15_000, what: "the contact.created delivery" });
+    const payload = JSON.parse(delivery.text);
     expect(payload.data.contact.contactId).toBe(created.json.contactId);
     // Standard Webhooks verification with the subscription's secret.
-    const verified = new Webhook(hook.json.secret.slice("whsec_".length)).verify(delivery!.body, {
-      "webhook-id": delivery!.headers.get("webhook-id")!,
-      "webhook-timestamp": delivery!.headers.get("webhook-timestamp")!,
-      "webhook-signature": delivery!.headers.get("webhook-signature")!,
+    const verified = new Webhook(hook.json.secret.slice("whsec_".length)).verify(delivery.text, {
+      "webhook-id": delivery.headers["webhook-id"]!,
+      "webhook-timestamp": delivery.headers["webhook-timestamp"]!,
+      "webhook-signature": delivery.headers["webhook-signature"]!,
     });
     expect(verified).toEqual(payload);
     // The attempt is recorded once the receiver has answered, so it may trail the arrival a little.
@@ -148,9 +131,7 @@ describe.skipIf(!enabled)("the server under Deno (npm run serve:deno)", () => {
       const attempts = await server.api("GET", `/webhooks/${hook.json.id}/attempts`);
       return attempts.json.data.some((a: { statusCode: number }) => a.statusCode === 200);
     };
-    let seen = await recorded();
-    for (const until = Date.now() + 5_000; !seen && Date.now() < until; seen = await recorded()) await sleep(50);
-    expect(seen).toBe(true);
+    await until(recorded, { timeoutMs: 5_000, what: "the 200 attempt to be recorded" });
   });
 
   test("the admin CLI runs under Deno on the same database while the server runs", async () => {

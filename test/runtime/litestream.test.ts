@@ -10,7 +10,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { BUN, REPO_ROOT, run, sleep, spawnTracked, startServerProcess, type Started } from "./process.ts";
+import { until } from "../helpers/until.ts";
+import { BUN, REPO_ROOT, run, spawnTracked, startServerProcess, type Started } from "./process.ts";
 
 const LITESTREAM = join(REPO_ROOT, `node_modules/@flydotio/litestream-${process.platform}-${process.arch}/litestream`);
 const CONFIG = join(REPO_ROOT, "litestream.yml");
@@ -74,21 +75,21 @@ describe("replicate, restore, serve the restored file", () => {
     expect(originals).toHaveLength(5);
 
     // Wait until a restore shows every write (sync-interval 1s).
-    const deadline = Date.now() + 20_000;
+    let probes = 0;
     let restored = 0;
-    for (let i = 0; Date.now() < deadline; i++) {
-      const probe = join(dir, `probe-${i}.db`);
-      const r = await run([LITESTREAM, "restore", "-config", CONFIG, "-o", probe, dbPath], { env, allowFail: true });
-      if (r.exitCode === 0) {
+    await until(
+      async () => {
+        const probe = join(dir, `probe-${probes++}.db`);
+        const r = await run([LITESTREAM, "restore", "-config", CONFIG, "-o", probe, dbPath], { env, allowFail: true });
+        if (r.exitCode !== 0) return false;
         const db = new Database(probe, { readonly: true });
         const patched = db.query("SELECT count(*) AS n FROM contacts WHERE notes IS NOT NULL").get() as { n: number };
         restored = contactCount(probe) + patched.n;
         db.close();
-        if (restored === 6) break;
-      }
-      await sleep(500);
-    }
-    expect(restored).toBe(6);
+        return restored === 6;
+      },
+      { timeoutMs: 20_000, intervalMs: 500, what: () => `a restore with every write (last had ${restored} of 6)` },
+    );
 
     // The server keeps answering with Litestream's own tables in its database (decisions §12).
     const live = new Database(dbPath, { readonly: true });
