@@ -4,7 +4,7 @@
  * addresses. The resolver is injected, so DNS answers are the test's to choose.
  */
 import { describe, expect, test } from "bun:test";
-import { checkUrl, isPublicAddress, type Resolver } from "../../src/webhooks/address-policy.ts";
+import { checkUrl, isPublicAddress, systemResolver, type Resolver } from "../../src/webhooks/address-policy.ts";
 
 const PUBLIC = [
   "93.184.215.14",
@@ -239,5 +239,71 @@ describe("checkUrl in sandbox", () => {
     const { resolve } = table({});
     for (const url of ["ftp://127.0.0.1/", "file:///tmp/x", "javascript:alert(1)", "nonsense"])
       expect((await checkUrl(url, "sandbox", resolve, false)).ok, url).toBe(false);
+  });
+});
+
+describe("what a refusal says (it is the 422 message of `url`, decisions §7, §15)", () => {
+  const cases: Array<[string, "production" | "sandbox", Record<string, string[] | Error>, boolean, string]> = [
+    ["not a url", "production", {}, false, "url is not a valid URL."],
+    ["http://hooks.example.com/", "production", {}, false, "url must use https."],
+    ["ftp://hooks.example.com/", "sandbox", {}, false, "url must be http(s)."],
+    ["https://127.0.0.1/", "production", {}, false, "url must resolve to a public address."],
+    ["https://printer.local/", "production", {}, false, "url must resolve to a public address."],
+    ["https://mixed.example.com/", "production", { "mixed.example.com": ["93.184.215.14", "10.0.0.7"] }, true, "url must resolve to a public address."],
+    ["https://gone.example.com/", "production", {}, true, "could not resolve gone.example.com."],
+    ["https://gone.example.com./", "production", {}, true, "could not resolve gone.example.com."],
+  ];
+  for (const [url, env, answers, requireResolution, reason] of cases)
+    test(`${env}: ${url} → "${reason}"`, async () => {
+      const v = await checkUrl(url, env, table(answers).resolve, requireResolution);
+      expect(v).toEqual({ ok: false, reason });
+    });
+});
+
+describe("names are judged by their suffix, not by a word they contain", () => {
+  for (const host of ["internal.example.com", "local.example.com", "localhost.example.com", "metadata.example.com", "openmetadata"])
+    test(`${host}, resolving to a public address, is accepted`, async () => {
+      const v = await checkUrl(`https://${host}/in`, "production", table({ [host]: ["93.184.215.14"] }).resolve, true);
+      expect(v.ok).toBe(true);
+    });
+
+  for (const host of ["LOCALHOST", "Metadata.Google.Internal", "router.home.arpa", "nas.localdomain"])
+    test(`${host} is refused in any letter case`, async () => {
+      const v = await checkUrl(`https://${host}/in`, "production", table({ [host.toLowerCase()]: ["93.184.215.14"] }).resolve, true);
+      expect(v.ok).toBe(false);
+    });
+});
+
+describe("a lookup that fails", () => {
+  test("at create it counts as not resolving yet: accepted, with nothing to connect to", async () => {
+    const v = await checkUrl("https://broken.example.com/", "production", table({ "broken.example.com": new Error("SERVFAIL") }).resolve, false);
+    expect(v.ok && v.addresses).toEqual([]);
+  });
+
+  test("at delivery it is refused, in sandbox too", async () => {
+    for (const env of ["production", "sandbox"] as const) {
+      const v = await checkUrl("https://broken.example.com/", env, table({ "broken.example.com": new Error("SERVFAIL") }).resolve, true);
+      expect(v).toEqual({ ok: false, reason: "could not resolve broken.example.com." });
+    }
+  });
+
+  test("sandbox connects to whatever a local name resolves to", async () => {
+    const v = await checkUrl("http://dev.local:3000/in", "sandbox", table({ "dev.local": ["10.0.0.5"] }).resolve, true);
+    expect(v.ok && v.addresses).toEqual(["10.0.0.5"]);
+  });
+});
+
+describe("addresses with a zone id (`%eth0`), which the URL parser refuses", () => {
+  test("an IPv4-mapped loopback with a zone id is still not public, and judging it never throws", () => {
+    expect(isPublicAddress("::ffff:127.0.0.1%eth0")).toBe(false);
+    expect(isPublicAddress("fe80::1%eth0")).toBe(false);
+  });
+});
+
+describe("systemResolver", () => {
+  // An IP literal is answered by getaddrinfo itself: no DNS server is asked, so this is deterministic.
+  test("answers every address as a string, an IP literal being its own answer", async () => {
+    expect(await systemResolver("127.0.0.1")).toEqual(["127.0.0.1"]);
+    expect(await systemResolver("::1")).toEqual(["::1"]);
   });
 });

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Kysely } from "kysely";
+import type { CompiledQuery, Kysely, KyselyPlugin } from "kysely";
 import { listContactRows, type ContactFilters } from "../../src/contacts/list-query.ts";
 import { findTagIds } from "../../src/reference/repository.ts";
 import { createContact, patchContact } from "../../src/contacts/service.ts";
@@ -59,11 +59,11 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function walkAll(f: ContactFilters, limit: number) {
+async function walkAll(f: ContactFilters, limit: number, project = projectId) {
   const out: number[] = [];
   let after: [string, number] | undefined;
   for (;;) {
-    const rows = await listContactRows(db, projectId, { ...f, after }, limit);
+    const rows = await listContactRows(db, project, { ...f, after }, limit);
     const page = rows.slice(0, limit);
     out.push(...page.map((r) => r.contact_number));
     if (rows.length <= limit) return out;
@@ -168,5 +168,158 @@ describe("GET /contacts drivers", () => {
     expect(await walkAll({ searchTokens: ["paul1"], updatedSince: since, contactTypeIds: [typeIds.Lead!] }, 7)).toEqual(
       await expected((s) => prefixMatch(s, "paul1") && s.type === "Lead" && times.get(s.number)! >= since),
     );
+  });
+});
+
+describe("GET /contacts pages: whole rows, limit + 1 of them, in list order", () => {
+  const FILTERS: Array<[string, () => Promise<ContactFilters>]> = [
+    ["no filter (the project in list order)", async () => ({})],
+    ["a dense prefix (walked)", async () => ({ searchTokens: ["mar"] })],
+    ["a rarer prefix (sorted)", async () => ({ searchTokens: ["mari"] })],
+    ["a dense 1-letter word (checked on each contact)", async () => ({ searchTokens: ["m"] })],
+    ["a tag", async () => ({ tagIds: (await findTagIds(db, projectId, ["five"]))! })],
+    ["several contact types", async () => ({ contactTypeIds: [typeIds.Lead!, typeIds.Other!] })],
+    ["one contact type and a word", async () => ({ contactTypeIds: [typeIds.Lead!], searchTokens: ["mar"] })],
+  ];
+
+  for (const [name, filters] of FILTERS)
+    test(`${name}: exactly limit + 1 rows when more match, so the page knows there is more`, async () => {
+      for (const limit of [1, 10]) expect(await listContactRows(db, projectId, await filters(), limit)).toHaveLength(limit + 1);
+    });
+
+  for (const [name, filters] of FILTERS)
+    test(`${name}: each row is the whole contact with its type's name and category`, async () => {
+      const bySeed = new Map(seeded.map((s) => [s.number, s]));
+      const rows = await listContactRows(db, projectId, await filters(), 25);
+      expect(rows.length).toBeGreaterThan(0);
+      for (const row of rows) {
+        const s = bySeed.get(row.contact_number)!;
+        expect([row.project_id, row.first_name, row.last_name, row.email]).toEqual([projectId, s.first, s.last, s.email]);
+        const type = s.type ?? "Customer";
+        expect([row.type_name, row.type_category]).toEqual([type, type]);
+      }
+    });
+
+  test("an empty set of contact types (a category with no type) matches nothing, whatever else is asked", async () => {
+    expect(await listContactRows(db, projectId, { contactTypeIds: [] }, 10)).toHaveLength(0);
+    expect(await listContactRows(db, projectId, { contactTypeIds: [], searchTokens: ["mar"] }, 10)).toHaveLength(0);
+    expect(await listContactRows(db, projectId, { contactTypeIds: [], emailKey: "mark0@example.com" }, 10)).toHaveLength(0);
+  });
+});
+
+describe("GET /contacts by email or phone, and several types, on contacts whose update order is not their number order", () => {
+  let k: string;
+  const types: Record<string, string> = {};
+  // Minutes after 2026-01-01T00:00Z at which contact n (1-based) was last written.
+  const MINUTE = [5, 1, 7, 3, 8, 2, 6, 4];
+  const at = (minute: number) => new Date(Date.UTC(2026, 0, 1, 0, minute)).toISOString();
+
+  beforeAll(async () => {
+    k = (await createProject(db, "keyed")).id;
+    const rows = await db.selectFrom("contact_types").select(["id", "category"]).where("project_id", "=", k).execute();
+    for (const r of rows) types[r.category] = r.id;
+    await db.transaction().execute(async (trx) => {
+      for (let i = 0; i < MINUTE.length; i++) {
+        const contactTypeId = i % 2 === 0 ? types.Lead! : types.Other!;
+        await createContact(trx, k, { firstName: `Dup${i + 1}`, email: "Dup@Example.com", contactTypeId }, { emitEvent: false, now: at(MINUTE[i]!) });
+      }
+      await createContact(trx, k, { firstName: "Solo", email: "solo@example.com", phone: "+1 415 555 0100" }, { emitEvent: false, now: at(9) });
+      await createContact(trx, k, { firstName: "Solo2", email: "solo@example.com", phone: "+1 415 555 0199" }, { emitEvent: false, now: at(9) });
+    });
+  });
+
+  /** Contact numbers 1–8 in list order: newest update first, then the higher number. */
+  const listOrder = (numbers: number[]) =>
+    [...numbers].sort((a, b) => (MINUTE[a - 1] === MINUTE[b - 1] ? b - a : MINUTE[b - 1]! - MINUTE[a - 1]!));
+  const DUPS = [1, 2, 3, 4, 5, 6, 7, 8];
+
+  test("an email shared by more contacts than a page is walked page after page, in list order", async () => {
+    expect(listOrder(DUPS)).toEqual([5, 3, 7, 1, 8, 4, 6, 2]);
+    for (const limit of [1, 3, 8]) expect(await walkAll({ emailKey: "dup@example.com" }, limit, k)).toEqual(listOrder(DUPS));
+    expect(await listContactRows(db, k, { emailKey: "dup@example.com" }, 3)).toHaveLength(4);
+  });
+
+  test("with an email, updatedSince and the types are checked on its rows", async () => {
+    const since = at(4);
+    expect(await walkAll({ emailKey: "dup@example.com", updatedSince: since }, 2, k)).toEqual(listOrder(DUPS.filter((n) => MINUTE[n - 1]! >= 4)));
+    expect(await walkAll({ emailKey: "dup@example.com", contactTypeIds: [types.Other!] }, 2, k)).toEqual(listOrder([2, 4, 6, 8]));
+  });
+
+  test("an email and a phone must both match the same contact", async () => {
+    expect(await walkAll({ emailKey: "solo@example.com", phoneKey: "+14155550100" }, 5, k)).toEqual([9]);
+    expect(await walkAll({ emailKey: "solo@example.com", phoneKey: "+14155550199" }, 5, k)).toEqual([10]);
+    expect(await walkAll({ emailKey: "solo@example.com", phoneKey: "+14155550111" }, 5, k)).toEqual([]);
+    expect(await walkAll({ emailKey: "solo@example.com" }, 5, k)).toEqual([10, 9]);
+    expect(await walkAll({ phoneKey: "+14155550199" }, 5, k)).toEqual([10]);
+  });
+
+  test("several types merge in list order (by update), not in number order, page after page", async () => {
+    for (const limit of [1, 3, 10]) expect(await walkAll({ contactTypeIds: [types.Lead!, types.Other!] }, limit, k)).toEqual(listOrder(DUPS));
+    expect(await listContactRows(db, k, { contactTypeIds: [types.Lead!, types.Other!] }, 3)).toHaveLength(4);
+  });
+});
+
+/**
+ * Which filter drives (decisions §5: "must stay fast at a million contacts"): the rows a page
+ * reads are bounded by the rarest tag or word, so these tests look at the statement that
+ * walks a driver table (contact_tags or contact_search_terms under alias `t`) and at the
+ * counting statements run to choose it.
+ */
+describe("GET /contacts: the rarest filter drives", () => {
+  async function driving(f: ContactFilters, limit = 10) {
+    const statements: CompiledQuery[] = [];
+    const recorder: KyselyPlugin = {
+      transformQuery: ({ node, queryId }) => (statements.push(db.getExecutor().compileQuery(node, queryId)), node),
+      transformResult: async ({ result }) => result,
+    };
+    await listContactRows(db.withPlugin(recorder), projectId, f, limit);
+    const driver = statements.find((st) => st.sql.startsWith('select "t"."contact_id", "t"."updated_at", "t"."contact_number" from'));
+    const params = (driver?.parameters ?? []) as unknown[];
+    const [byTag, byHead] = [driver?.sql.includes('from "contact_tags" as "t"'), driver?.sql.includes('"t"."head" = ?')];
+    // The driver's own parameters come first: a tag id; or project, head, length, word; or project and the word's range.
+    const own = byTag ? 1 : byHead ? 4 : 3;
+    return {
+      counts: statements.filter((st) => st.sql.startsWith("select count(*)")).length,
+      tag: byTag ? params[0] : undefined,
+      walked: byHead ? params[3] : undefined,
+      ranged: driver && !byTag && !byHead ? params[1] : undefined,
+      /** Words and tag ids the driver checks on each candidate (prefix ends and the limit left out). */
+      checked: params.slice(own).filter((p) => typeof p === "string" && !p.endsWith("\u{10FFFF}")),
+    };
+  }
+
+  test("one tag drives without counting anything", async () => {
+    const [five] = (await findTagIds(db, projectId, ["five"]))!;
+    expect(await driving({ tagIds: [five!] })).toMatchObject({ counts: 0, tag: five });
+  });
+
+  test("of several tags, the one with fewer contacts drives, in whichever order they are given", async () => {
+    const [five, eleven] = (await findTagIds(db, projectId, ["five", "eleven"]))!;
+    expect(await driving({ tagIds: [five!, eleven!] })).toMatchObject({ counts: 2, tag: eleven, checked: [five] });
+    expect(await driving({ tagIds: [eleven!, five!] })).toMatchObject({ counts: 2, tag: eleven, checked: [five] });
+  });
+
+  test("a lone 3-letter word walks its head group without counting", async () => {
+    expect(await driving({ searchTokens: ["mar"] })).toMatchObject({ counts: 0, walked: "mar" });
+  });
+
+  test("a lone dense word of 4+ letters walks its head group (no range of 2,000+ rows is sorted)", async () => {
+    expect(await driving({ searchTokens: ["stone"] })).toMatchObject({ walked: "stone", ranged: undefined });
+  });
+
+  test("a lone rare word of 4+ letters takes its range, sorted", async () => {
+    expect(await driving({ searchTokens: ["paul1"] })).toMatchObject({ ranged: "paul1", walked: undefined });
+  });
+
+  test("of several words the rarest drives; only the others are checked on each candidate", async () => {
+    for (const tokens of [["stone", "paul1"], ["paul1", "stone"]]) {
+      expect(await driving({ searchTokens: tokens })).toMatchObject({ ranged: "paul1", checked: ["stone"] });
+    }
+  });
+
+  test("of several dense words, a 3-letter one (its head group holds only its matches) is walked", async () => {
+    for (const tokens of [["stone", "mar"], ["mar", "stone"]]) {
+      expect(await driving({ searchTokens: tokens })).toMatchObject({ walked: "mar", checked: ["stone"] });
+    }
   });
 });

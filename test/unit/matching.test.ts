@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { emailKey, phoneKey, searchTerms, searchTokens } from "../../src/contacts/matching.ts";
+import { emailKey, HEAD_LENGTH, phoneKey, prefixEnd, searchTerms, searchTokens, termHead } from "../../src/contacts/matching.ts";
 
 describe("matching keys (decisions §5)", () => {
   test("emails match after trimming and lower-casing", () => {
@@ -41,5 +41,97 @@ describe("search terms (decisions §5, §12)", () => {
 
   test("search input splits into lower-case tokens", () => {
     expect(searchTokens("  Mary  DY ")).toEqual(["mary", "dy"]);
+  });
+});
+
+describe("match keys: what does not match (decisions §5)", () => {
+  test("no email or phone has no key", () => {
+    expect(emailKey(null)).toBeNull();
+    expect(phoneKey(null, "US")).toBeNull();
+  });
+
+  test("a phone without a single digit has no key, rather than matching every other such phone", () => {
+    expect(phoneKey("n/a", "US")).toBeNull();
+    expect(phoneKey("   ", "US")).toBeNull();
+  });
+
+  test("a number that is not possible in the region falls back to its digits, not to a partial E.164", () => {
+    expect(phoneKey("123", "US")).toBe("123");
+    expect(phoneKey("+1 23", "US")).toBe("123");
+  });
+
+  test("the region matters: the same national digits are different numbers in different regions", () => {
+    expect(phoneKey("020 7946 0018", "GB")).toBe("+442079460018");
+    expect(phoneKey("020 7946 0018", "US")).not.toBe("+442079460018");
+    expect(phoneKey("+44 20 7946 0018", "US")).toBe("+442079460018");
+  });
+
+  test("emails differing only in case and surrounding spaces share a key; others do not", () => {
+    expect(emailKey("\tADA@example.com\n")).toBe(emailKey("ada@EXAMPLE.com"));
+    expect(emailKey("ada@example.com")).not.toBe(emailKey("ada+x@example.com"));
+  });
+});
+
+describe("search terms and tokens (decisions §5, §12)", () => {
+  const base = { firstName: null, lastName: null, businessName: null, email: null, contactId: "CR-1" };
+
+  test("a contact with only a contactId has that one term", () => {
+    expect(searchTerms(base)).toEqual(["cr-1"]);
+  });
+
+  test("first, last and business names each give their words, lower-cased, once each", () => {
+    const terms = searchTerms({ ...base, firstName: "Ann Ann", lastName: "O'Neil", businessName: "ACME, Inc." });
+    expect(terms.sort()).toEqual(["acme", "acme,", "ann", "cr-1", "inc", "inc.", "neil", "o", "o'neil"].sort());
+  });
+
+  test("spaces around or between the words of a name give no empty term", () => {
+    const terms = searchTerms({ ...base, firstName: "  Ann  ", lastName: "\tvan  Dyke ", businessName: " - " });
+    expect(terms).not.toContain("");
+    expect(terms.sort()).toEqual(["-", "ann", "cr-1", "dyke", "van"]);
+  });
+
+  test("names split at every kind of space, and letters and digits of any script stay in words", () => {
+    const terms = searchTerms({ ...base, firstName: "Zoë\u00a0Müller", lastName: "Nguyễn 42nd", businessName: "東京 Café" });
+    expect(terms).toEqual(expect.arrayContaining(["zoë", "müller", "nguyễn", "42nd", "東京", "café"]));
+  });
+
+  test("the whole email is a term, trimmed and lower-cased, and is not split into words", () => {
+    const terms = searchTerms({ ...base, email: "  Mary.Jane@Example.COM " });
+    expect(terms.sort()).toEqual(["cr-1", "mary.jane@example.com"]);
+  });
+
+  test("a term is at most 255 characters (the index's bound)", () => {
+    const long = "x".repeat(300);
+    const terms = searchTerms({ ...base, firstName: long, email: `${long}@example.com` });
+    expect(terms.every((t) => t.length <= 255)).toBe(true);
+    expect(terms).toContain("x".repeat(255));
+  });
+
+  test("terms are well-formed: a lone surrogate becomes U+FFFD, so two names differing there cannot collide", () => {
+    const terms = searchTerms({ ...base, firstName: "a\ud800b" });
+    expect(terms).toContain("a\ufffdb");
+    expect(terms.every((t) => t.isWellFormed())).toBe(true);
+  });
+
+  test("search input: whitespace of any kind separates, repeats count once, at most 8 tokens", () => {
+    expect(searchTokens("\tZoë\nzoë  MÜLLER ")).toEqual(["zoë", "müller"]);
+    expect(searchTokens("")).toEqual([]);
+    expect(searchTokens("   ")).toEqual([]);
+    expect(searchTokens("a b c d e f g h i j")).toEqual(["a", "b", "c", "d", "e", "f", "g", "h"]);
+    expect(searchTokens("a\ud800")).toEqual(["a\ufffd"]);
+  });
+
+  test("a prefix range holds every string that starts with the prefix and nothing after it (SQLite's byte order)", () => {
+    const utf8 = (a: string, b: string) => Buffer.compare(Buffer.from(a), Buffer.from(b));
+    const inRange = (t: string) => utf8(t, "mar") >= 0 && utf8(t, prefixEnd("mar")) < 0;
+    for (const t of ["mar", "mark", "mar\uffff", "mar\u{10FFFE}", "marzzz", "mar😀"]) expect(inRange(t)).toBe(true);
+    for (const t of ["mas", "mb", "ma", "maq\u{10FFFF}"]) expect(inRange(t)).toBe(false);
+  });
+
+  test("a term's head is its first three characters, counted in code points", () => {
+    expect(HEAD_LENGTH).toBe(3);
+    expect(termHead("martin")).toBe("mar");
+    expect(termHead("ab")).toBe("ab");
+    expect(termHead("😀😁😂🤣")).toBe("😀😁😂");
   });
 });

@@ -1,10 +1,22 @@
 /**
  * Retry delays (decisions §1, §7, §12): ±10 % jitter per step, k schedule entries → 1 + k
- * attempts, a 429's Retry-After waits at least that long (clamped to twice the step).
+ * attempts, a 429's Retry-After waits at least that long (a value beyond one hour counts as one hour).
  */
 import { describe, expect, test } from "bun:test";
 import { loadConfig } from "../../src/config.ts";
 import { nextAttemptDelay } from "../../src/webhooks/retry.ts";
+
+/** A seeded random source (mulberry32), so the jitter tests draw the same numbers every run. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
 
 const DEFAULT = [10_000, 60_000, 300_000, 1_800_000, 3_600_000, 7_200_000, 9_000_000];
 
@@ -49,11 +61,12 @@ describe("nextAttemptDelay: ±10 % jitter", () => {
     expect(nextAttemptDelay([10_000], 1, null, () => 0.999999)).toBeGreaterThan(10_990);
   });
 
-  test("every delay of 10,000 draws lies within ±10 % of its step, and the draws spread over that band", () => {
+  test("every delay of 14,000 seeded draws lies within ±10 % of its step, and the draws spread over that band", () => {
     for (const step of DEFAULT) {
       const seen: number[] = [];
+      const random = seeded(step);
       for (let i = 0; i < 2000; i++) {
-        const d = nextAttemptDelay(DEFAULT, DEFAULT.indexOf(step) + 1, null)!;
+        const d = nextAttemptDelay(DEFAULT, DEFAULT.indexOf(step) + 1, null, random)!;
         expect(d).toBeGreaterThanOrEqual(step * 0.9);
         expect(d).toBeLessThanOrEqual(step * 1.1);
         seen.push(d);
@@ -63,6 +76,12 @@ describe("nextAttemptDelay: ±10 % jitter", () => {
       expect(Math.max(...seen)).toBeGreaterThan(step * 1.08);
       expect(new Set(seen).size).toBeGreaterThan(100);
     }
+  });
+
+  test("the default random source jitters too: 100 draws are not all the step itself", () => {
+    const draws = Array.from({ length: 100 }, () => nextAttemptDelay([10_000], 1, null)!);
+    expect(draws.every((d) => d >= 9_000 && d <= 11_000)).toBe(true);
+    expect(new Set(draws).size).toBeGreaterThan(1);
   });
 
   test("delays are whole milliseconds", () => {
