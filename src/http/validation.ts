@@ -14,6 +14,18 @@ export function validationFailure(error: z.ZodError): ApiError {
     return new ApiError("ERR_FORM_VALIDATION", `Unknown field ${key}.`, [...path, key].join("."));
   }
   const fieldName = path.join(".") || "body";
-  const message = issue.code === "invalid_type" && issue.input === undefined ? `${fieldName} is required.` : `${fieldName}: ${issue.message}`;
-  return new ApiError("ERR_FORM_VALIDATION", message, fieldName);
+  return new ApiError("ERR_FORM_VALIDATION", messageOf(issue, fieldName), fieldName);
+}
+
+const article = (type: string) => (/^[aeiou]/.test(type) ? "an" : "a");
+
+/** What is wrong with the value, in words (decisions §15): never zod's raw text for types and enums. */
+function messageOf(issue: z.ZodError["issues"][number], fieldName: string): string {
+  if (issue.code === "invalid_type") {
+    // zod 4 reports the input only on request, but its message names what it received.
+    const missing = issue.input === undefined && /received undefined$/.test(issue.message);
+    return missing ? `${fieldName} is required.` : `${fieldName} must be ${article(issue.expected)} ${issue.expected}.`;
+  }
+  if (issue.code === "invalid_value") return `${fieldName} must be one of ${issue.values.map(String).join(", ")}.`;
+  return `${fieldName}: ${issue.message}`;
 }

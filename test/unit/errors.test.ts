@@ -136,14 +136,11 @@ describe("validationFailure: the zod hook's 422 (decisions §8, §12, §15)", ()
     expect([e.code, e.fieldName]).toEqual(["ERR_FORM_VALIDATION", "email"]);
   });
 
-  // Known bug, reported with issue 11 (src/http/validation.ts:17): zod 4 leaves `issue.input`
-  // out unless asked (`reportInput`), so every invalid_type reads as missing. These flip
-  // to passing when it is fixed; then drop `.failing`.
-  test.failing("known bug: a present value of the wrong type reads `<field> must be a string`, not `is required` (decisions §15)", () => {
+  test("a present value of the wrong type reads `<field> must be a string`, not `is required` (decisions §15)", () => {
     expect(fail({ email: 42 }).message).toMatch(/^email must be a string\.?$/);
   });
 
-  test.failing("known bug: a value outside an enum reads `<field> must be one of a, b`, never zod's raw text (decisions §15)", () => {
+  test("a value outside an enum reads `<field> must be one of a, b`, never zod's raw text (decisions §15)", () => {
     const e = validationFailure(z.object({ identityType: z.enum(["personal", "business"]) }).safeParse({ identityType: "robot" }).error!);
     expect(e.message).toMatch(/^identityType must be one of personal, business\.?$/);
   });
