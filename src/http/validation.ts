@@ -23,7 +23,7 @@ const article = (type: string) => (/^[aeiou]/.test(type) ? "an" : "a");
 function messageOf(issue: z.ZodError["issues"][number], fieldName: string): string {
   if (issue.code === "invalid_type") {
     // zod 4 reports the input only on request, but its message names what it received.
-    const missing = issue.input === undefined && /received undefined$/.test(issue.message);
+    const missing = /received undefined$/.test(issue.message);
     return missing ? `${fieldName} is required.` : `${fieldName} must be ${article(issue.expected)} ${issue.expected}.`;
   }
   if (issue.code === "invalid_value") return `${fieldName} must be one of ${issue.values.map(String).join(", ")}.`;

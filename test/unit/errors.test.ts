@@ -140,6 +140,11 @@ describe("validationFailure: the zod hook's 422 (decisions §8, §12, §15)", ()
     expect(fail({ email: 42 }).message).toMatch(/^email must be a string\.?$/);
   });
 
+  test("a value of the wrong type reads with its article: `address must be an object`", () => {
+    const e = validationFailure(z.object({ address: z.object({ city: z.string() }) }).safeParse({ address: "London" }).error!);
+    expect([e.fieldName, e.message]).toEqual(["address", "address must be an object."]);
+  });
+
   test("a value outside an enum reads `<field> must be one of a, b`, never zod's raw text (decisions §15)", () => {
     const e = validationFailure(z.object({ identityType: z.enum(["personal", "business"]) }).safeParse({ identityType: "robot" }).error!);
     expect(e.message).toMatch(/^identityType must be one of personal, business\.?$/);
