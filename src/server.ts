@@ -59,10 +59,16 @@ interface Listener {
 type FetchHandler = Parameters<typeof runtime.serve>[0]["fetch"];
 
 function listen(config: Config): Listener {
-  let attach!: (fetch: FetchHandler) => void;
-  const app = new Promise<FetchHandler>((resolve) => (attach = resolve));
+  let ready!: (fetch: FetchHandler) => void;
+  const app = new Promise<FetchHandler>((resolve) => (ready = resolve));
+  // Until the app is attached, requests wait for it; then they go straight to it.
+  let handle: FetchHandler = async (request, info) => (await app)(request, info);
+  const attach = (fetch: FetchHandler) => {
+    handle = fetch;
+    ready(fetch);
+  };
   try {
-    const server = runtime.serve({ port: config.PORT, hostname: config.HOST, fetch: async (request, info) => (await app)(request, info) });
+    const server = runtime.serve({ port: config.PORT, hostname: config.HOST, fetch: (request, info) => handle(request, info) });
     return { server, attach };
   } catch (error) {
     const reason = String((error as Error)?.message ?? error).split("\n")[0];
