@@ -20,6 +20,7 @@ import { newDbDir, removeDir, spawnServer, type ServerProcess } from "../test/he
 import { distinct, startReceiver, type Receiver } from "../test/helpers/receiver.ts";
 import { BUN, runCommand } from "../test/helpers/spawn.ts";
 import { until } from "../test/helpers/until.ts";
+import { seededRandom } from "../test/helpers/random.ts";
 
 /** The seed when neither the caller nor CRASH_LOOP_SEED gives one. */
 export const DEFAULT_SEED = 20_240_611;
@@ -100,17 +101,6 @@ export interface CrashLoopResult {
   problems: string[];
 }
 
-/** mulberry32: small seeded PRNG. */
-function prng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Ack {
   gen: number;
@@ -139,7 +129,7 @@ export async function runCrashLoop(opts: CrashLoopOptions): Promise<CrashLoopRes
   const seed = opts.seed ?? crashLoopSeed();
   // One stream for the kills, one per writer: a writer's choices do not depend on how the
   // scheduler interleaves the writers.
-  const rand = prng(seed);
+  const rand = seededRandom(seed);
   const log = opts.log ?? (() => {});
   const writerCount = opts.writers ?? 4;
   const minWrites = opts.minWritesPerLife ?? 30;
@@ -254,7 +244,7 @@ export async function runCrashLoop(opts: CrashLoopOptions): Promise<CrashLoopRes
     setLive(first);
     const writer = async (w: number) => {
       const mine: string[] = [];
-      const choose = prng(seed + 7919 * (w + 1));
+      const choose = seededRandom(seed + 7919 * (w + 1));
       let seq = 0;
       while (!done) {
         const l = live;

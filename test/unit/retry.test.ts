@@ -5,18 +5,8 @@
 import { describe, expect, test } from "bun:test";
 import { loadConfig } from "../../src/config.ts";
 import { nextAttemptDelay } from "../../src/webhooks/retry.ts";
+import { seededRandom } from "../helpers/random.ts";
 
-/** A seeded random source (mulberry32), so the jitter tests draw the same numbers every run. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 const DEFAULT = [10_000, 60_000, 300_000, 1_800_000, 3_600_000, 7_200_000, 9_000_000];
 
@@ -64,7 +54,7 @@ describe("nextAttemptDelay: ±10 % jitter", () => {
   test("every delay of 14,000 seeded draws lies within ±10 % of its step, and the draws spread over that band", () => {
     for (const step of DEFAULT) {
       const seen: number[] = [];
-      const random = seeded(step);
+      const random = seededRandom(step);
       for (let i = 0; i < 2000; i++) {
         const d = nextAttemptDelay(DEFAULT, DEFAULT.indexOf(step) + 1, null, random)!;
         expect(d).toBeGreaterThanOrEqual(step * 0.9);
