@@ -10,7 +10,7 @@
  * prefixes of common names (mar, jam, smi…) match many thousands of contacts.
  * Deterministic: the same counts give the same requests in the same order per project.
  */
-import { AREA, BIZ_A, BIZ_B, BIZ_C, CITIES, DOMAINS, FIRST, LAST, STREETS, TAGS, TYPE_SHARE, asciiLower, prng } from "./seed.ts";
+import { CITIES, FIRST, STREETS, TAGS, TYPE_SHARE, drawPerson, prng } from "./seed.ts";
 
 export interface ApiSeedProject {
   id: string;
@@ -48,25 +48,7 @@ function people(index: number, typeIds: Map<string, string>) {
   const typeShare = TYPE_SHARE.map(([category, share]) => [typeIds.get(category)!, share] as const);
   const recentEmails: string[] = [];
   return (n: number): { body: Body; email: string | null } => {
-    const isBusiness = r.next() < 0.12;
-    const first = r.next() < 0.97 ? common(FIRST) : null;
-    const last = r.next() < 0.93 ? common(LAST) : null;
-    const business = isBusiness ? `${r.pick(BIZ_A)} ${r.pick(BIZ_B)} ${r.pick(BIZ_C)}`.trim() : null;
-    let email: string | null = null;
-    const roll = r.next();
-    if (roll < 0.02 && recentEmails.length) email = r.pick(recentEmails); // the same person entered twice
-    else if (roll < 0.9) {
-      const local = [first, last].filter(Boolean).map((p) => asciiLower(p!)).join(r.next() < 0.7 ? "." : "") || "info";
-      const num = r.next() < 0.6 ? String(r.int(1, 9999)) : "";
-      email = `${local}${num}@${isBusiness ? `${asciiLower(business!.split(" ")[0]!)}.com` : r.pick(DOMAINS)}`;
-      if (r.next() < 0.1) email = email[0]!.toUpperCase() + email.slice(1); // as typed
-    }
-    if (email && n % 50 === 0) recentEmails[(n / 50) % 2000] = email;
-    const phone = r.next() < 0.7
-      ? r.next() < 0.5
-        ? `(${r.pick(AREA)}) ${r.int(200, 999)}-${String(r.int(0, 9999)).padStart(4, "0")}`
-        : `+1 ${r.pick(AREA)} ${r.int(200, 999)} ${String(r.int(0, 9999)).padStart(4, "0")}`
-      : null;
+    const { first, last, business, email, phone } = drawPerson(r, n, recentEmails, common);
     let typeRoll = r.next();
     const body: Body = {
       firstName: first,

@@ -14,6 +14,7 @@ import { emailKey, phoneKey, searchTerms, termHead } from "../src/contacts/match
 import { formatContactId } from "../src/contacts/service.ts";
 import { emptyAddress } from "../src/contacts/state.ts";
 import { newId } from "../src/lib/ids.ts";
+import { seededRandom } from "../test/helpers/random.ts";
 
 export const FIRST = `James Mary Robert Patricia John Jennifer Michael Linda David Elizabeth William Barbara Richard Susan Joseph Jessica
 Thomas Sarah Charles Karen Christopher Lisa Daniel Nancy Matthew Betty Anthony Margaret Mark Sandra Donald Ashley Steven Kimberly
@@ -56,22 +57,45 @@ export const TAGS: Array<[string, number]> = [
 /** [category, share]; the project's default types (src/projects/service.ts). */
 export const TYPE_SHARE: Array<[string, number]> = [["Customer", 0.5], ["Lead", 0.35], ["Other", 0.1], ["Personnel", 0.05]];
 
-/** mulberry32: small, fast, seedable. */
+/** The seeded source of test/helpers/random.ts (mulberry32) with pick and int. */
 export function prng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = seededRandom(seed);
   const pick = <T>(list: T[]): T => list[Math.floor(next() * list.length)]!;
   const int = (lo: number, hi: number) => lo + Math.floor(next() * (hi - lo + 1));
   return { next, pick, int };
 }
 
+export type Prng = ReturnType<typeof prng>;
+
 export const asciiLower = (s: string) => s.normalize("NFD").replace(/[^A-Za-z0-9]/g, "").toLowerCase();
+
+/**
+ * One person's identity: names from `name` (uniform or skewed), a business for 12 %, an
+ * email for 90 % (2 % reusing a recent one: the same person entered twice), a phone for 70 %.
+ * Draws in a fixed order, so a seed gives the same people.
+ */
+export function drawPerson(r: Prng, n: number, recentEmails: string[], name: <T>(list: T[]) => T) {
+  const isBusiness = r.next() < 0.12;
+  const first = r.next() < 0.97 ? name(FIRST) : null;
+  const last = r.next() < 0.93 ? name(LAST) : null;
+  const business = isBusiness ? `${r.pick(BIZ_A)} ${r.pick(BIZ_B)} ${r.pick(BIZ_C)}`.trim() : null;
+  let email: string | null = null;
+  const roll = r.next();
+  if (roll < 0.02 && recentEmails.length) email = r.pick(recentEmails);
+  else if (roll < 0.9) {
+    const local = [first, last].filter(Boolean).map((p) => asciiLower(p!)).join(r.next() < 0.7 ? "." : "") || "info";
+    const num = r.next() < 0.6 ? String(r.int(1, 9999)) : "";
+    email = `${local}${num}@${isBusiness ? `${asciiLower(business!.split(" ")[0]!)}.com` : r.pick(DOMAINS)}`;
+    if (r.next() < 0.1) email = email[0]!.toUpperCase() + email.slice(1); // as typed
+  }
+  if (email && n % 50 === 0) recentEmails[(n / 50) % 2000] = email;
+  const phone = r.next() < 0.7
+    ? r.next() < 0.5
+      ? `(${r.pick(AREA)}) ${r.int(200, 999)}-${String(r.int(0, 9999)).padStart(4, "0")}`
+      : `+1 ${r.pick(AREA)} ${r.int(200, 999)} ${String(r.int(0, 9999)).padStart(4, "0")}`
+    : null;
+  return { isBusiness, first, last, business, email, phone };
+}
 
 export interface SeedResult {
   contacts: number;
@@ -136,25 +160,7 @@ export function seed(dbPath: string, projectId: string, count: number): SeedResu
 
   const writeBatch = db.transaction((from: number, to: number) => {
     for (let n = from; n <= to; n++) {
-      const isBusiness = r.next() < 0.12;
-      const first = r.next() < 0.97 ? r.pick(FIRST) : null;
-      const last = r.next() < 0.93 ? r.pick(LAST) : null;
-      const business = isBusiness ? `${r.pick(BIZ_A)} ${r.pick(BIZ_B)} ${r.pick(BIZ_C)}`.trim() : null;
-      let email: string | null = null;
-      const roll = r.next();
-      if (roll < 0.02 && recentEmails.length) email = r.pick(recentEmails); // the same person entered twice
-      else if (roll < 0.9) {
-        const local = [first, last].filter(Boolean).map((p) => asciiLower(p!)).join(r.next() < 0.7 ? "." : "") || "info";
-        const num = r.next() < 0.6 ? String(r.int(1, 9999)) : "";
-        email = `${local}${num}@${isBusiness ? `${asciiLower(business!.split(" ")[0]!)}.com` : r.pick(DOMAINS)}`;
-        if (r.next() < 0.1) email = email[0]!.toUpperCase() + email.slice(1); // as typed
-      }
-      if (email && n % 50 === 0) recentEmails[(n / 50) % 2000] = email;
-      const phone = r.next() < 0.7
-        ? r.next() < 0.5
-          ? `(${r.pick(AREA)}) ${r.int(200, 999)}-${String(r.int(0, 9999)).padStart(4, "0")}`
-          : `+1 ${r.pick(AREA)} ${r.int(200, 999)} ${String(r.int(0, 9999)).padStart(4, "0")}`
-        : null;
+      const { isBusiness, first, last, business, email, phone } = drawPerson(r, n, recentEmails, r.pick);
       const address = emptyAddress();
       if (r.next() < 0.6) {
         const [city, state, zip] = r.pick(CITIES);

@@ -5,12 +5,7 @@
  *
  *   bun bench/webhook-receiver.ts   → prints its port
  */
-interface Arrival {
-  path: string;
-  eventId: string;
-  createdAt: number;
-  at: number;
-}
+import type { Arrival } from "./webhooks.ts"; // a type only: nothing of the bench runs here
 const arrivals: Arrival[] = [];
 
 const server = Bun.serve({

@@ -42,7 +42,8 @@ const receiverPort = await (async () => {
   return Number(text.trim());
 })();
 
-interface Arrival {
+/** One delivery as the receiver process (bench/webhook-receiver.ts) saw it. */
+export interface Arrival {
   path: string;
   eventId: string;
   createdAt: number;
