@@ -3,6 +3,7 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { authenticate } from "./auth/middleware.ts";
 import { contactRoutes } from "./contacts/routes.ts";
+import { isConnectionError } from "./db/dialect.ts";
 import { WriteQueueFull } from "./db/group-commit.ts";
 import { ApiError, errorResponse } from "./errors.ts";
 import type { AppDeps, AppEnv } from "./http/env.ts";
@@ -86,7 +87,7 @@ export function createApp(deps: AppDeps) {
 
   app.use("*", requestContext(deps));
   app.get("/healthz", (c) => c.json({ status: "ok" }));
-  app.get("/readyz", (c) => (deps.isReady() ? c.json({ status: "ready" }) : c.json({ status: "not ready" }, 503)));
+  app.get("/readyz", async (c) => ((await deps.isReady()) ? c.json({ status: "ready" }) : c.json({ status: "not ready" }, 503)));
   app.get("/metrics", async (c) =>
     c.text(deps.metrics.render({ outboxPending: await deps.outboxPending(), writeBatches: deps.writes.stats }), 200, {
       "Content-Type": "text/plain; version=0.0.4; charset=utf-8",
@@ -119,6 +120,10 @@ function asApiError(error: Error, c: Context<AppEnv>, deps: AppDeps): ApiError {
   // The write queue is full (decisions §16): the server is saturated, the client retries later.
   if (error instanceof WriteQueueFull) {
     return new ApiError("ERR_RATE_LIMITED", "Too many writes are waiting; retry after the time in Retry-After.", undefined, { "Retry-After": "1" });
+  }
+  if (isConnectionError(error)) {
+    deps.log.error("database unreachable", { requestId: c.var.requestId, error: String(error?.message ?? error) });
+    return new ApiError("ERR_INTERNAL", "The database cannot be reached; retry later.", undefined, { "Retry-After": "1" });
   }
   if (error instanceof HTTPException) {
     if (error.status === 415) return new ApiError("ERR_UNSUPPORTED_MEDIA_TYPE", "Send the body as application/json.");

@@ -39,6 +39,16 @@ const secretKey = z.string().refine((value) => {
   }
 }, "must be the base64 of 32 bytes");
 
+/** `CRM_DATABASE_URL` (decisions §13): PostgreSQL instead of the SQLite file; `sslmode` in the URL is honoured by `pg`. */
+const databaseUrl = z.string().refine((value) => {
+  try {
+    const url = new URL(value);
+    return (url.protocol === "postgres:" || url.protocol === "postgresql:") && url.hostname !== "" && url.pathname.length > 1;
+  } catch {
+    return false;
+  }
+}, "must be a URL like postgres://user:password@host:5432/database");
+
 const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
 const port = z.coerce.number().int().min(0).max(65535);
 
@@ -47,6 +57,8 @@ export const configSchema = z.object({
   PORT: port.default(8080),
   HOST: z.string().min(1).default("127.0.0.1"),
   CRM_DB_PATH: z.string().min(1).default("./data/crm.db"),
+  CRM_DATABASE_URL: databaseUrl.optional(),
+  CRM_DB_POOL_SIZE: z.coerce.number().int().min(1).max(1000).default(10),
   CRM_ENV: z.enum(["production", "sandbox"]).default("production"),
   CRM_BOOTSTRAP: bool.default(true),
   CRM_SECRET_KEY: secretKey.optional(),

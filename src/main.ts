@@ -7,7 +7,7 @@ import { UsageError } from "./cli/args.ts";
 import { backupCommand } from "./cli/backup.ts";
 import { formCommand } from "./cli/forms.ts";
 import { ConfigError, loadConfig } from "./config.ts";
-import { openDatabase } from "./db/open.ts";
+import { openStorage } from "./db/storage.ts";
 import { runtime } from "./runtime/index.ts";
 import { serve } from "./server.ts";
 
@@ -37,18 +37,19 @@ async function main(argv: string[]): Promise<number> {
     return -1;
   }
   if (command === "healthcheck") return healthcheckCommand(config);
-  const database = await openDatabase(config.CRM_DB_PATH, config.CRM_SYNCHRONOUS);
+  // The admin CLI works on the backend the server uses (decisions §13): the same variables.
+  const storage = await openStorage(config);
   try {
-    if (command === "project") await projectCommand(database.db, rest);
-    else if (command === "key") await keyCommand(database.db, config, rest);
-    else if (["contact-type", "interaction-type", "custom-field"].includes(command)) await referenceCommand(database.db, command, rest);
-    else if (command === "import") await importCommand(database.db, rest);
-    else if (command === "form") await formCommand(database.db, rest);
-    else if (command === "backup") await backupCommand(database, rest);
+    if (command === "project") await projectCommand(storage.db, rest);
+    else if (command === "key") await keyCommand(storage.db, config, rest);
+    else if (["contact-type", "interaction-type", "custom-field"].includes(command)) await referenceCommand(storage.db, command, rest);
+    else if (command === "import") await importCommand(storage.db, rest);
+    else if (command === "form") await formCommand(storage.db, rest);
+    else if (command === "backup") await backupCommand(storage, rest);
     else throw new UsageError(`unknown command ${command}\n${USAGE}`);
     return 0;
   } finally {
-    await database.close();
+    await storage.close();
   }
 }
 

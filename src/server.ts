@@ -3,11 +3,10 @@ import { KeyStore } from "./auth/keys.ts";
 import { RateLimiter } from "./auth/rate-limiter.ts";
 import { bootstrap } from "./bootstrap.ts";
 import { ConfigError, type Config } from "./config.ts";
-import { migrationsApplied } from "./db/migrate.ts";
-import { GroupCommit } from "./db/group-commit.ts";
-import { openDatabase } from "./db/open.ts";
-import { openReader } from "./db/reader.ts";
+import type { Storage } from "./db/storage.ts";
 import { databaseSecret } from "./db/settings.ts";
+import { openStorage } from "./db/storage.ts";
+import { SharedBuckets } from "./auth/shared-buckets.ts";
 import { startJobs, type JobName } from "./jobs/index.ts";
 import { systemClock, type Clock } from "./lib/clock.ts";
 import { CursorCodec } from "./lib/cursor.ts";
@@ -16,7 +15,7 @@ import { Metrics } from "./metrics/registry.ts";
 import { runtime, type RunningServer } from "./runtime/index.ts";
 import { systemResolver, type Resolver } from "./webhooks/address-policy.ts";
 import { Dispatcher } from "./webhooks/dispatcher.ts";
-import { loadSecretBox } from "./webhooks/secret-box.ts";
+import { checkSecretKey, loadSecretBox } from "./webhooks/secret-box.ts";
 
 /** What tests may replace: the DNS resolver, the log and the clock (everything else is the real thing). */
 export interface ServiceOverrides {
@@ -77,8 +76,27 @@ function listen(config: Config): Listener {
 }
 
 async function startOn(listener: Listener, config: Config, log: Logger, clock: Clock, overrides: ServiceOverrides): Promise<RunningService> {
-  const database = await openDatabase(config.CRM_DB_PATH, config.CRM_SYNCHRONOUS);
-  const { db, raw } = database;
+  const storage = await openStorage(config, { reader: true, log });
+  try {
+    return await serveOn(listener, storage, config, log, clock, overrides);
+  } catch (error) {
+    await storage.close();
+    throw error;
+  }
+}
+
+async function serveOn(
+  listener: Listener,
+  storage: Storage,
+  config: Config,
+  log: Logger,
+  clock: Clock,
+  overrides: ServiceOverrides,
+): Promise<RunningService> {
+  const { db } = storage;
+  const secrets = loadSecretBox(config.CRM_SECRET_KEY, config.CRM_DB_PATH);
+  // Every node must seal with the same key (decisions §13); a different one stops the start.
+  await checkSecretKey(db, secrets);
   const created = await bootstrap(db, config);
   if (created) {
     console.log(
@@ -87,14 +105,14 @@ async function startOn(listener: Listener, config: Config, log: Logger, clock: C
     );
   }
   const keys = new KeyStore(db);
-  const limiter = new RateLimiter(() => clock.now());
-  const secrets = loadSecretBox(config.CRM_SECRET_KEY, config.CRM_DB_PATH);
+  // Several nodes share one PostgreSQL: a key's buckets live there (decisions §13).
+  const limiter = new RateLimiter(() => clock.now(), storage.backend === "postgres" ? new SharedBuckets(db) : undefined);
   const webhooks = { secrets, env: config.CRM_ENV, resolve: overrides.resolve ?? systemResolver, timeoutMs: config.CRM_WEBHOOK_TIMEOUT_MS, clock };
   const metrics = new Metrics();
-  const reader = openReader(config.CRM_DB_PATH);
   const dispatcher = new Dispatcher({
     db,
-    reader: reader?.db,
+    reader: storage.reader,
+    leases: storage.backend === "postgres",
     onOutcome: (outcome) => metrics.observeDelivery(outcome),
     webhooks,
     schedule: config.CRM_WEBHOOK_RETRY_SCHEDULE,
@@ -106,7 +124,7 @@ async function startOn(listener: Listener, config: Config, log: Logger, clock: C
     config,
     clock,
     db,
-    writes: new GroupCommit(db),
+    writes: storage.newWriteQueue(),
     keys,
     limiter,
     log,
@@ -123,15 +141,9 @@ async function startOn(listener: Listener, config: Config, log: Logger, clock: C
     },
     cursors: new CursorCodec(await databaseSecret(db, "cursor_secret")),
     onEventsCommitted: () => dispatcher.wake(),
-    // Ready: the database answers on its own handle (never queued behind writes), the
-    // migrations are applied, the dispatcher is alive (decisions §11).
-    isReady: () => {
-      try {
-        return dispatcher.alive() && migrationsApplied(raw);
-      } catch {
-        return false;
-      }
-    },
+    // Ready: the database answers (SQLite on its own handle, never queued behind writes;
+    // PostgreSQL within 2 s), the migrations are applied, the dispatcher is alive (decisions §11, §13).
+    isReady: async () => dispatcher.alive() && (await storage.ready()),
   });
   const jobs = startJobs({ db, keys, limiter, log, clock });
   const server = listener.server;
@@ -145,8 +157,7 @@ async function startOn(listener: Listener, config: Config, log: Logger, clock: C
       await server.stop();
       await dispatcher.stop();
       await jobs.stop();
-      await reader?.close();
-      await database.close();
+      await storage.close();
     },
   };
 }

@@ -15,6 +15,18 @@ export class TokenBucket {
     this.updatedAt = now;
   }
 
+  /** A bucket as stored (src/auth/shared-buckets.ts): `tokens` at `updatedAt`. */
+  static restore(capacity: number, windowMs: number, tokens: number, updatedAt: number): TokenBucket {
+    const bucket = new TokenBucket(capacity, windowMs, updatedAt);
+    bucket.tokens = tokens;
+    return bucket;
+  }
+
+  /** What to store: the tokens at the last update, and its time. */
+  state(): { tokens: number; updatedAt: number } {
+    return { tokens: this.tokens, updatedAt: this.updatedAt };
+  }
+
   /** Tokens now, refilled up to the capacity. */
   level(now: number): number {
     const refill = ((now - this.updatedAt) * this.capacity) / this.windowMs;

@@ -30,7 +30,7 @@ export function authenticate(): MiddlewareHandler<AppEnv> {
     }
     c.set("caller", caller);
     const isContactCreate = c.req.method === "POST" && /\/v1\/contacts\/?$/.test(c.req.path);
-    const decision = deps.limiter.check(caller, isContactCreate);
+    const decision = await deps.limiter.decide(caller, isContactCreate);
     const headers = rateLimitHeaders(decision);
     if (!decision.allowed) {
       throw new ApiError("ERR_RATE_LIMITED", "Rate limit exceeded; retry after the time in Retry-After.", undefined, {

@@ -1,5 +1,6 @@
 import type { Caller } from "./keys.ts";
 import { consume, FailureWindow, TokenBucket, type LimitDecision } from "./limiter.ts";
+import type { BucketSpec, SharedBuckets } from "./shared-buckets.ts";
 
 const MINUTE = 60_000;
 const HOUR = 3_600_000;
@@ -14,8 +15,27 @@ export class RateLimiter {
   readonly failures = new FailureWindow(FAILED_AUTH_PER_MINUTE);
   rejected = 0;
 
-  constructor(private readonly clock: () => number = Date.now) {}
+  /**
+   * `shared`: the buckets live in the database, for several nodes (PostgreSQL, decisions
+   * §13); without it they live in this process (SQLite: one process serves the file).
+   * Failed authentications are counted per node either way (§13 allows it).
+   */
+  constructor(
+    private readonly clock: () => number = Date.now,
+    private readonly shared?: SharedBuckets,
+  ) {}
 
+  /** Takes a token for a request of `caller` from wherever the buckets live. */
+  async decide(caller: Caller, isContactCreate: boolean): Promise<LimitDecision> {
+    if (!this.shared) return this.check(caller, isContactCreate);
+    const specs: BucketSpec[] = [{ name: "minute", capacity: caller.rateLimitPerMinute, windowMs: MINUTE }];
+    if (isContactCreate) specs.push({ name: "contact-creates", capacity: caller.contactCreatesPerHour, windowMs: HOUR });
+    const decision = await this.shared.consume(caller.keyId, specs, this.clock());
+    if (!decision.allowed) this.rejected += 1;
+    return decision;
+  }
+
+  /** In-process buckets (SQLite). */
   check(caller: Caller, isContactCreate: boolean): LimitDecision {
     const now = this.clock();
     let b = this.perKey.get(caller.keyId);
@@ -45,8 +65,9 @@ export class RateLimiter {
   }
 
   /** Drops buckets that are full again and expired failure windows (jobs). */
-  sweep(): void {
+  async sweep(): Promise<void> {
     const now = this.clock();
+    await this.shared?.sweep(now, HOUR);
     for (const [id, b] of this.perKey) {
       if (b.minute.level(now) >= b.minute.capacity && b.creates.level(now) >= b.creates.capacity) this.perKey.delete(id);
     }

@@ -1,5 +1,5 @@
 import { resolve } from "node:path";
-import type { OpenDatabase } from "../db/open.ts";
+import type { Storage } from "../db/storage.ts";
 import { runtime } from "../runtime/index.ts";
 import { options, output, required, UsageError } from "./args.ts";
 
@@ -10,8 +10,14 @@ import { options, output, required, UsageError } from "./args.ts";
  * this is the one place that uses it. An existing FILE is never overwritten. The copy is
  * created with mode 0600, its folder (when made here) 0700.
  */
-export async function backupCommand(database: OpenDatabase, argv: string[]): Promise<void> {
+export async function backupCommand(storage: Storage, argv: string[]): Promise<void> {
   const { values, positionals } = options(argv, {});
+  if (!storage.sqlite) {
+    throw new UsageError(
+      "crm backup copies the SQLite file; this server uses PostgreSQL (CRM_DATABASE_URL): back it up with pg_dump (pg_dump --format=custom --file=crm.dump URL) or the server's point-in-time recovery (docs/scaling.md)",
+    );
+  }
+  const sqlite = storage.sqlite;
   const path = resolve(required(positionals[0], "FILE"));
   if (runtime.fileSize(path) !== null) throw new UsageError(`${path} exists; refusing to overwrite it`);
   runtime.mkdirp(resolve(path, ".."));
@@ -20,7 +26,7 @@ export async function backupCommand(database: OpenDatabase, argv: string[]): Pro
   if (!runtime.createPrivateFile(path, "")) throw new UsageError(`${path} exists; refusing to overwrite it`);
   const started = Date.now();
   try {
-    database.raw.all("VACUUM INTO ?", [path]);
+    sqlite.all("VACUUM INTO ?", [path]);
   } catch (error) {
     runtime.removeFile(path);
     throw error;

@@ -1,7 +1,7 @@
 import { sql, type Expression, type ExpressionBuilder, type SelectQueryBuilder, type SqlBool } from "kysely";
 import { keysetAfter } from "../db/keyset.ts";
 import type { Database, Db } from "../db/schema.ts";
-import { filterOnly } from "../db/statistics.ts";
+import { filterOnlyIn, type FilterOnly } from "../db/statistics.ts";
 import { HEAD_LENGTH, prefixEnd, termHead } from "./matching.ts";
 import { withType, type ContactView } from "./repository.ts";
 
@@ -43,19 +43,20 @@ export async function listContactRows(db: Db, projectId: string, f: ContactFilte
   if (f.contactTypeIds) return typedRows(db, projectId, f, f.contactTypeIds, limit);
   let q = withType(db).where("contacts.project_id", "=", projectId);
   if (f.updatedSince) q = q.where("contacts.updated_at", ">=", f.updatedSince);
-  if (f.searchTokens?.length) q = q.where((eb) => candidateCondition(eb as never, { searchTokens: f.searchTokens }));
+  if (f.searchTokens?.length) q = q.where((eb) => candidateCondition(eb as never, { searchTokens: f.searchTokens }, filterOnlyIn(db)));
   if (f.after) q = q.where((eb) => keysetAfter(eb as never, ["contacts.updated_at", "contacts.contact_number"], f.after!, "desc"));
   return q.orderBy("contacts.updated_at", "desc").orderBy("contacts.contact_number", "desc").limit(limit + 1).execute();
 }
 
 /** By email (else phone) match key: its index gives the few candidates, sorted here. */
 function keyedRows(db: Db, projectId: string, f: ContactFilters, limit: number): Promise<ContactView[]> {
+  const filterOnly = filterOnlyIn(db);
   const byEmail = f.emailKey !== undefined;
   const rest: ContactFilters = { ...f, emailKey: undefined, phoneKey: byEmail ? f.phoneKey : undefined, after: undefined };
   let q = withType(db)
     .where("contacts.project_id", "=", projectId)
     .where(byEmail ? "contacts.email_key" : "contacts.phone_key", "=", (byEmail ? f.emailKey : f.phoneKey) ?? null)
-    .where((eb) => candidateCondition(eb as never, rest));
+    .where((eb) => candidateCondition(eb as never, rest, filterOnly));
   const order = [filterOnly("contacts.updated_at"), filterOnly("contacts.contact_number")] as const;
   if (f.after) q = q.where((eb) => keysetAfter(eb as never, order, f.after!, "desc"));
   return q.orderBy(order[0], "desc").orderBy(order[1], "desc").limit(limit + 1).execute();
@@ -66,12 +67,13 @@ function keyedRows(db: Db, projectId: string, f: ContactFilters, limit: number):
  * category) are merged here, at most `limit + 1` rows from each.
  */
 async function typedRows(db: Db, projectId: string, f: ContactFilters, typeIds: string[], limit: number): Promise<ContactView[]> {
+  const filterOnly = filterOnlyIn(db);
   const pages = await Promise.all(
     typeIds.map((typeId) => {
       // project_id as a filter only: otherwise contacts_recent would compete (types belong to one project).
       let q = withType(db).where(filterOnly("contacts.project_id"), "=", projectId).where("contacts.contact_type_id", "=", typeId);
       if (f.updatedSince) q = q.where("contacts.updated_at", ">=", f.updatedSince);
-      if (f.searchTokens?.length) q = q.where((eb) => candidateCondition(eb as never, { searchTokens: f.searchTokens }));
+      if (f.searchTokens?.length) q = q.where((eb) => candidateCondition(eb as never, { searchTokens: f.searchTokens }, filterOnly));
       if (f.after) q = q.where((eb) => keysetAfter(eb as never, ["contacts.updated_at", "contacts.contact_number"], f.after!, "desc"));
       return q.orderBy("contacts.updated_at", "desc").orderBy("contacts.contact_number", "desc").limit(limit + 1).execute();
     }),
@@ -89,7 +91,8 @@ async function typedRows(db: Db, projectId: string, f: ContactFilters, typeIds: 
  */
 async function rowsByIds(db: Db, projectId: string, ids: number[]): Promise<ContactView[]> {
   if (ids.length === 0) return [];
-  const list = sql<{ column1: number }>`(VALUES ${sql.join(ids.map((id) => sql`(${id})`))})`.as("ids");
+  // CAST: PostgreSQL would take untyped parameters for text and refuse bigint = text.
+  const list = sql<{ column1: number }>`(VALUES ${sql.join(ids.map((id) => sql`(CAST(${id} AS BIGINT))`))})`.as("ids");
   const rows: ContactView[] = await db
     .selectFrom(list)
     .crossJoin("contacts")
@@ -97,7 +100,7 @@ async function rowsByIds(db: Db, projectId: string, ids: number[]): Promise<Cont
     .selectAll("contacts")
     .select(["contact_types.name as type_name", "contact_types.category as type_category"])
     .whereRef("contacts.id", "=", "ids.column1")
-    .where(filterOnly("contacts.project_id"), "=", projectId)
+    .where(filterOnlyIn(db)("contacts.project_id"), "=", projectId)
     .execute();
   const position = new Map(ids.map((id, i) => [id, i]));
   return rows.sort((a, b) => position.get(a.id)! - position.get(b.id)!);
@@ -107,7 +110,7 @@ async function rowsByIds(db: Db, projectId: string, ids: number[]): Promise<Cont
  * The filters a candidate row must also pass, none of them usable to pick an index
  * (`filterOnly`): the candidate comes from the driver, these only accept or refuse it.
  */
-function candidateCondition(eb: ExpressionBuilder<Database, "contacts">, f: ContactFilters): Expression<SqlBool> {
+function candidateCondition(eb: ExpressionBuilder<Database, "contacts">, f: ContactFilters, filterOnly: FilterOnly): Expression<SqlBool> {
   const conditions: Expression<SqlBool>[] = [];
   if (f.emailKey !== undefined) conditions.push(eb(filterOnly("contacts.email_key"), "=", f.emailKey));
   if (f.phoneKey !== undefined) conditions.push(eb(filterOnly("contacts.phone_key"), "=", f.phoneKey));
@@ -151,6 +154,7 @@ interface Driver {
  * `f` leaves as per-candidate checks; a contact reached through several terms counts once.
  */
 async function drivenIds(db: Db, driver: Driver, f: ContactFilters, wanted: number): Promise<number[]> {
+  const filterOnly = filterOnlyIn(db);
   const rest: ContactFilters = { contactTypeIds: f.contactTypeIds, tagIds: f.tagIds };
   const needsContact = rest.contactTypeIds !== undefined || !!rest.tagIds?.length;
   // A sorted driver's order keys are filters only, so its term range stays the only index choice.
@@ -164,7 +168,7 @@ async function drivenIds(db: Db, driver: Driver, f: ContactFilters, wanted: numb
     if (needsContact) {
       q = q.where((eb: DriverBuilder) =>
         eb.exists(
-          eb.selectFrom("contacts").select("contacts.id").whereRef("contacts.id", "=", "t.contact_id").where((c) => candidateCondition(c as never, rest)),
+          eb.selectFrom("contacts").select("contacts.id").whereRef("contacts.id", "=", "t.contact_id").where((c) => candidateCondition(c as never, rest, filterOnly)),
         ),
       );
     }

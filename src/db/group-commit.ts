@@ -22,6 +22,13 @@ export interface GroupCommitOptions {
   maxQueuedPerOwner?: number;
 }
 
+/** How write requests get their transaction: group commit on SQLite, one pooled transaction each on PostgreSQL. */
+export interface WriteQueue {
+  run<T>(work: Work<T>, owner?: string): Promise<T>;
+  /** Transactions committed and the requests they held (/metrics: crm_write_batch*_total). */
+  readonly stats: { batches: number; jobs: number };
+}
+
 /** The write queue is full (in all, or for this owner): answered 429 with Retry-After. */
 export class WriteQueueFull extends Error {}
 
@@ -35,7 +42,7 @@ const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
  * none was acknowledged. On SQLite a commit (WAL frames, and the checkpoints they lead to)
  * costs more than the rows it writes, so sharing it is most of the write throughput.
  */
-export class GroupCommit {
+export class GroupCommit implements WriteQueue {
   private readonly queue: Job[] = [];
   private readonly queuedBy = new Map<string, number>();
   private draining = false;

@@ -19,7 +19,7 @@ export function checksum(sql: string): string {
 const CREATE_TABLE =
   "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL, checksum TEXT) STRICT";
 
-interface Recorded {
+export interface Recorded {
   name: string;
   checksum: string | null;
 }
@@ -109,7 +109,7 @@ function adoptUnrecordedChecksums(raw: SqliteHandle, list: readonly Migration[])
 }
 
 /** Stops the start when a newer build migrated the database (checked before anything is written). */
-function refuseNewer(names: string[], list: readonly Migration[]): void {
+export function refuseNewer(names: string[], list: readonly Migration[]): void {
   const unknown = names.filter((name) => !list.some((m) => m.name === name));
   if (unknown.length > 0) {
     throw new MigrationError(
@@ -126,7 +126,7 @@ function verify(raw: SqliteHandle, list: readonly Migration[]): Set<string> {
   return new Set(rows.map((r) => r.name));
 }
 
-function assertFrozen(row: Recorded, sql: string): void {
+export function assertFrozen(row: Recorded, sql: string): void {
   const expected = checksum(sql);
   if (row.checksum !== null && row.checksum !== expected) {
     throw new MigrationError(

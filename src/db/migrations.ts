@@ -6,6 +6,7 @@ import m0002 from "../../db/0002_webhooks.sql" with { type: "text" };
 import m0003 from "../../db/0003_forms.sql" with { type: "text" };
 import m0004 from "../../db/0004_order_keys_and_delivery_status.sql" with { type: "text" };
 import m0005 from "../../db/0005_deliveries_due_by_subscription.sql" with { type: "text" };
+import pg0001 from "../../db/postgres/0001_init.sql" with { type: "text" };
 
 /** One migration: its file name without `.sql`, and its text (checksummed when applied). */
 export interface Migration {
@@ -20,3 +21,10 @@ export const migrations: readonly Migration[] = [
   { name: "0004_order_keys_and_delivery_status", sql: m0004 },
   { name: "0005_deliveries_due_by_subscription", sql: m0005 },
 ];
+
+/**
+ * PostgreSQL's own files (db/postgres/): one schema equal to the SQLite files' end state,
+ * then its own steps. Applied and checked the same way, under an advisory lock
+ * (src/db/postgres/migrate.ts).
+ */
+export const postgresMigrations: readonly Migration[] = [{ name: "0001_init", sql: pg0001 }];

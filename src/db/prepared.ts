@@ -1,5 +1,6 @@
 import type { Compilable, CompiledQuery, Kysely } from "kysely";
 import type { SqliteHandle } from "../runtime/types.ts";
+import { isPostgres } from "./dialect.ts";
 import type { Database, Db } from "./schema.ts";
 
 /** The raw handle behind each opened database, for reads that need not queue (open.ts). */
@@ -23,13 +24,17 @@ export function preparedQuery<Args extends unknown[], Row>(
   arity: Args["length"],
   build: (db: Kysely<Database>, ...slots: never[]) => Compilable<Row>,
 ) {
-  let compiled: CompiledQuery<Row> | undefined;
+  // Compiled once per backend: the SQL text differs between SQLite and PostgreSQL ($1 vs ?).
+  const compiledFor = new Map<boolean, CompiledQuery<Row>>();
   return async (db: Db, ...args: Args): Promise<Row[]> => {
+    const postgres = isPostgres(db);
+    let compiled = compiledFor.get(postgres);
     if (!compiled) {
       const slots = Array.from({ length: arity }, (_, i) => ({ [SLOT]: i }) as Slot);
       compiled = build(db as Kysely<Database>, ...(slots as never[])).compile();
       const used = new Set(compiled.parameters.filter(isSlot).map((s) => s[SLOT]));
       if (used.size !== arity) throw new Error(`prepared query uses ${used.size} of ${arity} values`);
+      compiledFor.set(postgres, compiled);
     }
     const parameters = compiled.parameters.map((p) => (isSlot(p) ? args[p[SLOT]] : p));
     // A read outside any transaction runs at once: Kysely's executor (connection queue,

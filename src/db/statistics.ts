@@ -1,6 +1,7 @@
 import { sql, type Kysely, type RawBuilder } from "kysely";
 import type { SqliteHandle } from "../runtime/types.ts";
-import type { Database } from "./schema.ts";
+import { isPostgres } from "./dialect.ts";
+import type { Database, Db } from "./schema.ts";
 
 /**
  * The SQLite query planner's inputs, kept in one place (docs/performance.md, "Plans on a
@@ -45,6 +46,7 @@ export function refreshStatisticsAtOpen(raw: Pick<SqliteHandle, "exec">): void {
  * it waits its turn behind any open transaction on the connection.
  */
 export async function refreshStatistics(db: Kysely<Database>): Promise<void> {
+  if (isPostgres(db)) return; // autovacuum keeps PostgreSQL's statistics
   await sql.raw(OPTIMIZE).execute(db);
 }
 
@@ -57,4 +59,13 @@ export async function refreshStatistics(db: Kysely<Database>): Promise<void> {
  */
 export function filterOnly<T = unknown>(ref: string): RawBuilder<T> {
   return sql<T>`+${sql.ref(ref)}`;
+}
+
+export type FilterOnly = <T = unknown>(ref: string) => RawBuilder<T>;
+
+const plainReference: FilterOnly = <T>(ref: string) => sql<T>`${sql.ref(ref)}`;
+
+/** `filterOnly` for the backend of `db`: a plain reference on PostgreSQL (no unary `+` for text there, and it keeps statistics itself). */
+export function filterOnlyIn(db: Db): FilterOnly {
+  return isPostgres(db) ? plainReference : filterOnly;
 }

@@ -3,7 +3,7 @@ import { listContactRows } from "../contacts/list-query.ts";
 import * as contacts from "../contacts/repository.ts";
 import type { ContactInput } from "../contacts/schemas.ts";
 import { createContact, parseContactId, patchContact } from "../contacts/service.ts";
-import type { GroupCommit } from "../db/group-commit.ts";
+import type { WriteQueue } from "../db/group-commit.ts";
 import type { Db, FormRow } from "../db/schema.ts";
 import { recordEvent } from "../events/record.ts";
 import type { Clock } from "../lib/clock.ts";
@@ -70,7 +70,7 @@ export interface Submitted {
  * web_form.submitted with the contact as it now is (decisions §7).
  */
 export async function submitForm(
-  deps: { writes: GroupCommit; onEventsCommitted(): void; clock: Clock },
+  deps: { writes: WriteQueue; onEventsCommitted(): void; clock: Clock },
   form: FormRow,
   specs: FieldSpec[],
   submission: { input: ContactInput; values: Record<string, unknown> },

@@ -2,7 +2,7 @@ import type { Kysely } from "kysely";
 import type { Caller, KeyStore } from "../auth/keys.ts";
 import type { RateLimiter } from "../auth/rate-limiter.ts";
 import type { Config } from "../config.ts";
-import type { GroupCommit } from "../db/group-commit.ts";
+import type { WriteQueue } from "../db/group-commit.ts";
 import type { Database, Db } from "../db/schema.ts";
 import type { CursorCodec } from "../lib/cursor.ts";
 import type { Clock } from "../lib/clock.ts";
@@ -18,8 +18,8 @@ export interface AppDeps {
   /** The one source of "now" for every time window and timestamp the service writes (issue 11). */
   clock: Clock;
   db: Kysely<Database>;
-  /** Write requests' transactions (group commit). */
-  writes: GroupCommit;
+  /** Write requests' transactions (group commit on SQLite, pooled on PostgreSQL). */
+  writes: WriteQueue;
   keys: KeyStore;
   limiter: RateLimiter;
   cursors: CursorCodec;
@@ -31,7 +31,7 @@ export interface AppDeps {
   webhooks: WebhookEnv;
   /** Called after a transaction that recorded events commits (wakes the dispatcher). */
   onEventsCommitted(): void;
-  isReady(): boolean;
+  isReady(): Promise<boolean>;
 }
 
 export interface AppEnv {

@@ -2,6 +2,8 @@ import type { Context, MiddlewareHandler, Next } from "hono";
 import { createHash } from "node:crypto";
 import { ApiError } from "../errors.ts";
 import { findIdempotencyRecord, saveIdempotencyRecord, type StoredAnswer } from "../idempotency/repository.ts";
+import { lockUntilCommit } from "../db/dialect.ts";
+import type { Db } from "../db/schema.ts";
 import { readCapped } from "./body.ts";
 import type { AppEnv } from "./env.ts";
 
@@ -28,16 +30,16 @@ const inFlight = new Set<string>();
  * from it.
  */
 export function transactional(options: { transaction: boolean; prepare?: Prepare }): MiddlewareHandler<AppEnv> {
-  const execute = options.transaction ? runInTransaction : runOutsideTransaction;
-  const run: typeof execute = options.prepare
-    ? async (c, next, beforeCommit) => {
+  const execute: Runner = options.transaction ? runInTransaction : runOutsideTransaction;
+  const run: Runner = options.prepare
+    ? async (c, next, first, beforeCommit) => {
         await options.prepare!(c);
-        return execute(c, next, beforeCommit);
+        return execute(c, next, first, beforeCommit);
       }
     : execute;
   return async function transactional(c, next) {
     const idempotencyKey = c.req.method === "POST" ? c.req.header("idempotency-key") : undefined;
-    if (idempotencyKey === undefined) return run(c, next);
+    if (idempotencyKey === undefined) return void (await run(c, next));
     if (!/^[\x20-\x7e]{1,255}$/.test(idempotencyKey)) {
       throw new ApiError("ERR_FORM_VALIDATION", "Idempotency-Key must be 1–255 printable characters.", "Idempotency-Key");
     }
@@ -59,7 +61,14 @@ export function transactional(options: { transaction: boolean; prepare?: Prepare
       // Both ends of the 24 h window come from the service's clock (decisions §5, issue 11).
       const stored = await findIdempotencyRecord(db, keyId, idempotencyKey, clock.now());
       if (stored) return replay(c, { ...stored, body: secrets.open(stored.body) }, request);
-      await run(c, next, async (trx) => {
+      // Another node may be answering the same key right now (decisions §13): the first
+      // thing in the transaction is a lock on the key, then a second look, so a concurrent
+      // first call waits for the other's commit and replays its answer instead of writing.
+      const first = async (trx: Db) => {
+        await lockUntilCommit(trx, `idempotency\n${token}`);
+        return findIdempotencyRecord(trx, keyId, idempotencyKey, clock.now());
+      };
+      const answered = await run(c, next, first, async (trx) => {
         const headers: Record<string, string> = {};
         for (const name of REPLAYED_HEADERS) {
           const value = c.res.headers.get(name);
@@ -69,6 +78,7 @@ export function transactional(options: { transaction: boolean; prepare?: Prepare
         const answer = { ...request, status: c.res.status, body: secrets.seal(await c.res.clone().text()), headers };
         await saveIdempotencyRecord(trx, keyId, idempotencyKey, answer, clock.now());
       });
+      if (answered) return replay(c, { ...answered, body: secrets.open(answered.body) }, request);
     } finally {
       inFlight.delete(token);
     }
@@ -86,27 +96,38 @@ function replay(c: Context<AppEnv>, stored: StoredAnswer, request: Pick<StoredAn
   return c.body(stored.body, stored.status as 200, { ...stored.headers, "Idempotent-Replayed": "true" });
 }
 
-/** For a handler that writes nothing itself: only the Idempotency-Key record is written. */
-async function runOutsideTransaction(
+/**
+ * Runs the handler. `first` runs before it in the transaction: when it finds a stored
+ * answer, the handler does not run and that answer is returned (to be replayed).
+ */
+type Runner = (
   c: Context<AppEnv>,
   next: Next,
-  beforeCommit?: (trx: AppEnv["Variables"]["db"]) => Promise<void>,
-): Promise<void> {
+  first?: (trx: Db) => Promise<StoredAnswer | null>,
+  beforeCommit?: (trx: Db) => Promise<void>,
+) => Promise<StoredAnswer | null | void>;
+
+/** For a handler that writes nothing itself: only the Idempotency-Key record is written. */
+const runOutsideTransaction: Runner = async (c, next, _first, beforeCommit) => {
   await next();
   if (c.error || c.res.status >= 400 || !beforeCommit) return;
   await c.var.deps.db.transaction().execute(beforeCommit);
+};
+
+class Answered extends Error {
+  constructor(readonly answer: StoredAnswer) {
+    super("answered by a concurrent request");
+  }
 }
 
-async function runInTransaction(
-  c: Context<AppEnv>,
-  next: Next,
-  beforeCommit?: (trx: AppEnv["Variables"]["db"]) => Promise<void>,
-): Promise<void> {
+const runInTransaction: Runner = async (c, next, first, beforeCommit) => {
   const deps = c.var.deps;
   try {
     // Group commit: concurrent write requests share one transaction, one savepoint each;
     // the queue is bounded in all and per project (decisions §16).
     await deps.writes.run(async (trx) => {
+      const answer = await first?.(trx);
+      if (answer) throw new Answered(answer);
       c.set("db", trx);
       await next();
       if (c.error || c.res.status >= 400) throw new Rollback();
@@ -114,8 +135,9 @@ async function runInTransaction(
     }, c.var.caller?.projectId);
     deps.onEventsCommitted();
   } catch (error) {
+    if (error instanceof Answered) return error.answer;
     if (!(error instanceof Rollback)) throw error;
   } finally {
     c.set("db", deps.db);
   }
-}
+};

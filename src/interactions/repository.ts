@@ -39,8 +39,15 @@ export async function insertLog(
     unique_identifier: string | null;
     created_at: string;
   },
-) {
-  await db.insertInto("interaction_logs").values(row).execute();
+): Promise<boolean> {
+  // A concurrent first call with the same uniqueIdentifier (another node, decisions §13):
+  // the database waits for it to commit, then writes nothing; the caller answers its log.
+  const inserted = await db
+    .insertInto("interaction_logs")
+    .values(row)
+    .onConflict((oc) => oc.columns(["contact_id", "unique_identifier"]).doNothing())
+    .executeTakeFirst();
+  return Number(inserted.numInsertedOrUpdatedRows ?? 0n) > 0;
 }
 
 export interface LogFilters {

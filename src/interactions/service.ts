@@ -35,8 +35,9 @@ async function contactOf(db: Db, projectId: string, contactNumber: number) {
 /**
  * Adds a log to a contact's timeline (interface §4.3) at `now`, the service's clock (issue 11). With a uniqueIdentifier already
  * used on this contact, answers the stored log and `created: false`; nothing is written and
- * no event fires. Requests run one transaction at a time on the writer, so concurrent first
- * calls see each other's insert: exactly one creates.
+ * no event fires. Concurrent first calls create once: on SQLite they run one at a time on
+ * the writer; on PostgreSQL the unique constraint makes the later insert wait for the
+ * first to commit and then write nothing (decisions §13).
  */
 export async function createInteraction(db: Db, projectId: string, contactNumber: number, input: CreateInteractionInput, now: string) {
   const contact = await contactOf(db, projectId, contactNumber);
@@ -49,7 +50,7 @@ export async function createInteraction(db: Db, projectId: string, contactNumber
     throw validationError("interactionTypeId", "Unknown interactionTypeId.");
   }
   const id = newId("il");
-  await repo.insertLog(db, {
+  const inserted = await repo.insertLog(db, {
     id,
     project_id: projectId,
     contact_id: contact.id,
@@ -60,6 +61,11 @@ export async function createInteraction(db: Db, projectId: string, contactNumber
     unique_identifier: input.uniqueIdentifier ?? null,
     created_at: now,
   });
+  if (!inserted) {
+    // A concurrent call with this uniqueIdentifier committed first (another node): its log is the answer.
+    const existing = await repo.findLogByUniqueIdentifier(db, contact.id, input.uniqueIdentifier!);
+    if (existing) return { log: toLog(existing, contactId), created: false };
+  }
   const log = toLog(await repo.findLogById(db, id), contactId);
   await recordEvent(
     db,

@@ -108,8 +108,14 @@ export async function resolveTags(db: Db, projectId: string, refs: string[]): Pr
       continue;
     }
     const tag = { id: newId("tag"), name: ref };
-    await db.insertInto("tags").values({ ...tag, project_id: projectId, name_key: key, created_at: isoNow() }).execute();
-    out.set(tag.id, tag);
+    // Another node may create the same name at once: the unique key keeps one, which both use (decisions §13).
+    const inserted = await db
+      .insertInto("tags")
+      .values({ ...tag, project_id: projectId, name_key: key, created_at: isoNow() })
+      .onConflict((oc) => oc.columns(["project_id", "name_key"]).doNothing())
+      .executeTakeFirst();
+    const made = Number(inserted.numInsertedOrUpdatedRows ?? 0n) > 0 ? tag : (await tagByNameKey(db, projectId, key))[0]!;
+    out.set(made.id, made);
   }
   return [...out.values()];
 }

@@ -1,4 +1,5 @@
 import { sql, type Kysely, type Transaction } from "kysely";
+import { isPostgres } from "../db/dialect.ts";
 import { preparedQuery } from "../db/prepared.ts";
 import type { Database } from "../db/schema.ts";
 import { newId } from "../lib/ids.ts";
@@ -178,9 +179,11 @@ export async function recordOutcomes(db: Kysely<Database>, outcomes: Outcome[]):
 /** Writes one outcome; true when it disabled the subscription. */
 async function recordOne(trx: Transaction<Database>, o: Outcome): Promise<boolean> {
   const status = o.succeeded ? "succeeded" : o.retryAt ? "pending" : "failed";
+  // The node's lease ends with its attempt recorded, so a retry is due at its own time (lease.ts).
+  const lease = isPostgres(trx) ? { lease_until: null, lease_owner: null } : {};
   const updated = await trx
     .updateTable("deliveries")
-    .set({ status, attempts: o.attempt, next_attempt_at: o.retryAt ?? o.at, updated_at: o.at })
+    .set({ status, attempts: o.attempt, next_attempt_at: o.retryAt ?? o.at, updated_at: o.at, ...lease })
     .where("id", "=", o.delivery.id)
     .executeTakeFirst();
   // Gone with its subscription (deleted while the attempt was in flight): nothing to record.

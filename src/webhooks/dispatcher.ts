@@ -2,10 +2,12 @@ import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
+import { newId } from "../lib/ids.ts";
 import { isoNow } from "../lib/time.ts";
 import { attemptDelivery, failureReason, isSuccess, type WebhookEnv } from "./attempt.ts";
 import * as store from "./deliveries.ts";
 import { FairShare } from "./fair-share.ts";
+import { LEASE_MS, leaseDueDeliveries } from "./lease.ts";
 import { nextAttemptDelay } from "./retry.ts";
 import type { SendResult } from "./sender.ts";
 
@@ -26,6 +28,11 @@ export interface DispatcherOptions {
   db: Kysely<Database>;
   /** Where due deliveries are looked up: a read-only connection that never waits for writes (src/db/reader.ts); `db` by default. */
   reader?: Kysely<Database>;
+  /**
+   * Claims are leases in the database (several nodes on PostgreSQL, src/webhooks/lease.ts)
+   * rather than in this process's memory only (SQLite: one process serves the file).
+   */
+  leases?: boolean;
   webhooks: WebhookEnv;
   schedule: number[];
   pollMs: number;
@@ -66,6 +73,8 @@ export class Dispatcher {
   private flushing: Promise<store.Recorded> | null = null;
 
   private readonly clock: Clock;
+  /** This process, as a lease owner. */
+  private readonly node = newId("node");
 
   constructor(private readonly o: DispatcherOptions) {
     this.share = o.share ?? new FairShare();
@@ -169,6 +178,7 @@ export class Dispatcher {
 
   /** Claims up to `n` due deliveries of a subscription, oldest due first, skipping those already claimed. */
   private async claimDue(webhookId: string, now: string, n: number): Promise<store.DueDelivery[]> {
+    if (this.o.leases) return this.leaseDue(webhookId, now, n);
     const ids = await store.dueDeliveryIds(this.reader, webhookId, now, n + (this.claimedBy.get(webhookId) ?? 0));
     const claimed: store.DueDelivery[] = [];
     for (const { id } of ids) {
@@ -181,6 +191,18 @@ export class Dispatcher {
       claimed.push(d);
     }
     return claimed;
+  }
+
+  /** claimDue on a database shared by several nodes: the rows are leased to this node first. */
+  private async leaseDue(webhookId: string, now: string, n: number): Promise<store.DueDelivery[]> {
+    const mine = [...this.claimed];
+    const leaseUntil = new Date(Date.parse(now) + LEASE_MS).toISOString();
+    const rows = await leaseDueDeliveries(this.o.db, { webhookId, now, n, owner: this.node, leaseUntil, mine });
+    for (const d of rows) {
+      this.claimed.add(d.id);
+      this.claimedBy.set(d.webhook_id, (this.claimedBy.get(d.webhook_id) ?? 0) + 1);
+    }
+    return rows;
   }
 
   /** Held claims whose time is up go back to the pool: the next claim may pick them again. */

@@ -1,5 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import { dirname, join } from "node:path";
+import { ConfigError } from "../config.ts";
+import type { Db } from "../db/schema.ts";
 import { runtime } from "../runtime/index.ts";
 
 /**
@@ -45,4 +47,29 @@ export function loadSecretBox(secretKey: string | undefined, dbPath: string): Se
   const key = Buffer.from((runtime.readText(path) ?? "").trim(), "base64");
   if (key.length !== 32) throw new Error(`${path} does not hold the base64 of 32 bytes`);
   return new SecretBox(key);
+}
+
+const CANARY = "secret_key_check";
+
+/**
+ * Stops the start when the database's secrets were sealed under another key (decisions
+ * §13): nodes sharing a PostgreSQL database, or a copy made by `crm copy-to-postgres`, must
+ * use the same CRM_SECRET_KEY, or every webhook secret would fail to open at delivery. The
+ * first start records a sealed check value; later starts must be able to open it.
+ */
+export async function checkSecretKey(db: Db, secrets: SecretBox): Promise<void> {
+  await db
+    .insertInto("settings")
+    .values({ name: CANARY, value: secrets.seal(CANARY) })
+    .onConflict((oc) => oc.column("name").doNothing())
+    .execute();
+  const row = await db.selectFrom("settings").select("value").where("name", "=", CANARY).executeTakeFirstOrThrow();
+  try {
+    if (secrets.open(row.value) === CANARY) return;
+  } catch {
+    // falls through to the refusal
+  }
+  throw new ConfigError(
+    "the server key does not open this database's secrets: start every node with the CRM_SECRET_KEY (or secret.key) that sealed them",
+  );
 }

@@ -129,49 +129,49 @@ describe("RateLimiter.sweep", () => {
   /** The buckets remembered: sweep exists to bound this (decisions §16). */
   const keys = (limiter: RateLimiter) => (limiter as unknown as { perKey: Map<string, unknown> }).perKey.size;
 
-  test("buckets that are full again are dropped; a key with spent tokens keeps them", () => {
+  test("buckets that are full again are dropped; a key with spent tokens keeps them", async () => {
     const c = clock();
     const limiter = new RateLimiter(c.now);
     limiter.check(caller({ keyId: "key_idle" }), false);
     limiter.check(caller({ keyId: "key_busy", rateLimitPerMinute: 2 }), false);
     limiter.check(caller({ keyId: "key_busy", rateLimitPerMinute: 2 }), false);
     c.advance(30_000); // key_idle (120/min) is full again; key_busy (2/min) has one token back of two.
-    limiter.sweep();
+    await limiter.sweep();
     expect(keys(limiter)).toBe(1);
     expect(limiter.check(caller({ keyId: "key_busy", rateLimitPerMinute: 2 }), false)).toMatchObject({ allowed: true, remaining: 0 });
   });
 
-  test("a key whose create bucket is still refilling is kept even when its minute bucket is full", () => {
+  test("a key whose create bucket is still refilling is kept even when its minute bucket is full", async () => {
     const c = clock();
     const limiter = new RateLimiter(c.now);
     limiter.check(caller({ contactCreatesPerHour: 2 }), true);
     c.advance(60_000); // the minute bucket is full again; the create bucket (1 per 30 min) is not
-    limiter.sweep();
+    await limiter.sweep();
     expect(keys(limiter)).toBe(1);
     expect(limiter.check(caller({ contactCreatesPerHour: 2 }), true)).toMatchObject({ name: "contact-creates", remaining: 0 });
     c.advance(3_600_000);
-    limiter.sweep();
+    await limiter.sweep();
     expect(keys(limiter)).toBe(0);
   });
 
-  test("a key whose minute bucket is still refilling is kept even when its create bucket is full", () => {
+  test("a key whose minute bucket is still refilling is kept even when its create bucket is full", async () => {
     const c = clock();
     const limiter = new RateLimiter(c.now);
     for (let i = 0; i < 60; i++) limiter.check(caller(), false);
     c.advance(1_000);
-    limiter.sweep();
+    await limiter.sweep();
     expect(keys(limiter)).toBe(1);
   });
 
-  test("expired failure windows are dropped too", () => {
+  test("expired failure windows are dropped too", async () => {
     const c = clock();
     const limiter = new RateLimiter(c.now);
     limiter.failedAuth("203.0.113.4");
     c.advance(59_999);
-    limiter.sweep();
+    await limiter.sweep();
     expect(limiter.failures.size).toBe(1);
     c.advance(1);
-    limiter.sweep();
+    await limiter.sweep();
     expect(limiter.failures.size).toBe(0);
   });
 });

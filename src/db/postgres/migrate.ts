@@ -1,0 +1,64 @@
+import type { Pool, PoolClient } from "pg";
+import { postgresMigrations, type Migration } from "../migrations.ts";
+import { assertFrozen, checksum, refuseNewer, type Recorded } from "../migrate.ts";
+
+/** The advisory lock every node takes to migrate and bootstrap (decisions §13: each applied once). */
+export const START_LOCK = 0x63726d01; // "crm" 1
+
+const CREATE_TABLE = "CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at text NOT NULL, checksum text)";
+
+/**
+ * Applies the pending PostgreSQL migrations while holding the start lock, so nodes
+ * starting together apply each file once and the others wait, then find it recorded.
+ * Like SQLite's runner: applied files are frozen (checksums), and a database migrated by
+ * a newer build stops the start (a node older than the schema refuses to start).
+ * Each file runs in its own transaction (PostgreSQL's DDL is transactional).
+ */
+export async function migratePostgres(pool: Pool, list: readonly Migration[] = postgresMigrations): Promise<string[]> {
+  return withStartLock(pool, async (client) => {
+    await client.query(CREATE_TABLE);
+    const rows = (await client.query<Recorded>("SELECT name, checksum FROM schema_migrations ORDER BY name")).rows;
+    refuseNewer(rows.map((r) => r.name), list);
+    for (const row of rows) assertFrozen(row, list.find((m) => m.name === row.name)!.sql);
+    const recorded = new Set(rows.map((r) => r.name));
+    const applied: string[] = [];
+    for (const migration of list.filter((m) => !recorded.has(m.name))) {
+      await client.query("BEGIN");
+      try {
+        await client.query(migration.sql);
+        await client.query("INSERT INTO schema_migrations (name, applied_at, checksum) VALUES ($1, $2, $3)", [
+          migration.name,
+          new Date().toISOString(),
+          checksum(migration.sql),
+        ]);
+        await client.query("COMMIT");
+      } catch (error) {
+        await client.query("ROLLBACK");
+        throw error;
+      }
+      applied.push(migration.name);
+    }
+    return applied;
+  });
+}
+
+/** Runs `work` on one connection holding the start lock (session-scoped, released after). */
+export async function withStartLock<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query("SELECT pg_advisory_lock($1)", [START_LOCK]);
+    try {
+      return await work(client);
+    } finally {
+      await client.query("SELECT pg_advisory_unlock($1)", [START_LOCK]);
+    }
+  } finally {
+    client.release();
+  }
+}
+
+/** True when every embedded migration is recorded (for /readyz); throws when the database cannot be reached. */
+export async function postgresMigrationsApplied(pool: Pool): Promise<boolean> {
+  const names = new Set((await pool.query<{ name: string }>("SELECT name FROM schema_migrations")).rows.map((r) => r.name));
+  return postgresMigrations.every((m) => names.has(m.name));
+}

@@ -1,0 +1,54 @@
+import { Kysely, PostgresDialect } from "kysely";
+import pg from "pg";
+import type { Logger } from "../../lib/log.ts";
+import type { Database } from "../schema.ts";
+import { migratePostgres } from "./migrate.ts";
+
+const INT8 = 20;
+const NUMERIC = 1700;
+
+/**
+ * Column types as the SQLite driver gives them: bigint (contacts.id, count(*)) and numeric
+ * as JavaScript numbers, not strings. Every value we store fits in 2^53.
+ */
+const types = {
+  getTypeParser(oid: number, format?: "text" | "binary") {
+    if (oid === INT8 || oid === NUMERIC) return (value: string) => Number(value);
+    return pg.types.getTypeParser(oid, format as "text");
+  },
+};
+
+export interface OpenPostgres {
+  db: Kysely<Database>;
+  pool: pg.Pool;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens a pool of `poolSize` connections to `url` (decisions §13), applies pending
+ * migrations under the start lock and returns Kysely over it. A connection that breaks
+ * is dropped by the pool and the next checkout opens a new one; an idle client's error
+ * is logged, never thrown (it would end the process).
+ */
+export async function openPostgres(url: string, poolSize: number, log?: Logger): Promise<OpenPostgres> {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolSize,
+    types,
+    // A request waits at most this long for a connection before it fails (503), so an
+    // unreachable database answers quickly instead of piling requests up.
+    connectionTimeoutMillis: 5_000,
+    idleTimeoutMillis: 30_000,
+    application_name: "crm",
+  });
+  pool.on("error", (error) => log?.warn("database connection lost; the pool opens a new one", { error: String(error.message ?? error) }));
+  try {
+    await migratePostgres(pool);
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw error;
+  }
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  // db.destroy() ends the pool.
+  return { db, pool, close: () => db.destroy() };
+}

@@ -1,0 +1,47 @@
+import { sql, type Kysely } from "kysely";
+import type { Database } from "../db/schema.ts";
+import type { DueDelivery } from "./deliveries.ts";
+
+/** How long a node's claim on a delivery lasts (decisions §13: at most 30 s). */
+export const LEASE_MS = 30_000;
+
+/**
+ * The outbox claim of several nodes on one PostgreSQL database (decisions §13): up to `n`
+ * due deliveries of one subscription, oldest due first, leased to `owner` until
+ * `leaseUntil`. `FOR UPDATE SKIP LOCKED` lets two nodes claim at once without waiting on
+ * or taking each other's rows, and the lease keeps a row claimed after this statement
+ * commits, while it is being sent. A claim that ends with its attempt recorded clears
+ * the lease (deliveries.ts); a node that dies leaves it, and the row is due again for
+ * everyone when the lease ends. Rows this node already holds (`mine`) are skipped; a row
+ * whose lease it holds but no longer sends (a held claim released) it may take again.
+ * The result has what sending needs, for active subscriptions only.
+ */
+export async function leaseDueDeliveries(
+  db: Kysely<Database>,
+  claim: { webhookId: string; now: string; n: number; owner: string; leaseUntil: string; mine: string[] },
+): Promise<DueDelivery[]> {
+  const { rows } = await sql<DueDelivery>`
+    WITH picked AS (
+      SELECT d.id FROM deliveries d
+      WHERE d.webhook_id = ${claim.webhookId}
+        AND d.status = 'pending'
+        AND d.next_attempt_at <= ${claim.now}
+        AND (d.lease_until IS NULL OR d.lease_until <= ${claim.now} OR d.lease_owner = ${claim.owner})
+        AND NOT (d.id = ANY(${claim.mine}::text[]))
+      ORDER BY d.next_attempt_at, d.id
+      LIMIT ${claim.n}
+      FOR UPDATE OF d SKIP LOCKED
+    ), leased AS (
+      UPDATE deliveries SET lease_until = ${claim.leaseUntil}, lease_owner = ${claim.owner}
+      FROM picked WHERE deliveries.id = picked.id
+      RETURNING deliveries.id, deliveries.event_id, deliveries.webhook_id, deliveries.attempts, deliveries.created_at, deliveries.next_attempt_at
+    )
+    SELECT l.id, l.event_id, l.webhook_id, w.project_id, l.attempts, l.created_at,
+           e.type, e.body, w.url, w.secret, w.previous_secret, w.previous_secret_until
+    FROM leased l
+    JOIN webhooks w ON w.id = l.webhook_id
+    JOIN events e ON e.id = l.event_id
+    WHERE w.status = 'active'
+    ORDER BY l.next_attempt_at, l.id`.execute(db);
+  return rows;
+}
