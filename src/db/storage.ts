@@ -1,5 +1,5 @@
 import type { Kysely } from "kysely";
-import type { Config } from "../config.ts";
+import { ConfigError, type Config } from "../config.ts";
 import type { Logger } from "../lib/log.ts";
 import type { SqliteHandle } from "../runtime/index.ts";
 import { GroupCommit, type WriteQueue } from "./group-commit.ts";
@@ -38,7 +38,10 @@ export interface Storage {
 
 export async function openStorage(config: Config, options: { reader?: boolean; log?: Logger } = {}): Promise<Storage> {
   if (config.CRM_DATABASE_URL) {
-    const { db, pool, close } = await openPostgres(config.CRM_DATABASE_URL, config.CRM_DB_POOL_SIZE, options.log);
+    const { db, pool, close } = await openPostgres(config.CRM_DATABASE_URL, config.CRM_DB_POOL_SIZE, options.log).catch((error) => {
+      if (error instanceof ConfigError) throw error; // a migration refusal says what it is
+      throw new ConfigError(`cannot open the database at ${redacted(config.CRM_DATABASE_URL!)} (CRM_DATABASE_URL): ${String(error?.message ?? error).split("\n")[0]}`);
+    });
     return {
       backend: "postgres",
       db,
@@ -80,4 +83,11 @@ async function withTimeout(check: Promise<boolean>, ms: number): Promise<boolean
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** The URL without its password, for messages. */
+function redacted(url: string): string {
+  const parsed = new URL(url);
+  if (parsed.password) parsed.password = "***";
+  return parsed.toString();
 }

@@ -2,7 +2,11 @@ import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
 import type { Logger } from "../../lib/log.ts";
 import type { Database } from "../schema.ts";
+import { isConnectionError } from "../dialect.ts";
 import { migratePostgres } from "./migrate.ts";
+
+/** How long a starting node waits for an unreachable database (a server still starting, a failover) before giving up. */
+const START_WAIT_MS = 30_000;
 
 const INT8 = 20;
 const NUMERIC = 1700;
@@ -41,9 +45,14 @@ export async function openPostgres(url: string, poolSize: number, log?: Logger):
     idleTimeoutMillis: 30_000,
     application_name: "crm",
   });
-  pool.on("error", (error) => log?.warn("database connection lost; the pool opens a new one", { error: String(error.message ?? error) }));
+  const lost = (error: Error) => log?.warn("database connection lost; the pool opens a new one", { error: String(error?.message ?? error) });
+  // The pool listens for errors of idle connections only; one that breaks while checked
+  // out (a query or transaction in progress) would emit 'error' with no listener and end
+  // the process. Its query fails on its own; the connection is discarded on release.
+  pool.on("connect", (client) => client.on("error", lost));
+  pool.on("error", lost);
   try {
-    await migratePostgres(pool);
+    await migrateWhenReachable(pool, log);
   } catch (error) {
     await pool.end().catch(() => undefined);
     throw error;
@@ -51,4 +60,19 @@ export async function openPostgres(url: string, poolSize: number, log?: Logger):
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   // db.destroy() ends the pool.
   return { db, pool, close: () => db.destroy() };
+}
+
+/** Migrates once the database answers: a node started before its database waits up to START_WAIT_MS, then fails with the cause. */
+async function migrateWhenReachable(pool: pg.Pool, log?: Logger): Promise<void> {
+  const deadline = Date.now() + START_WAIT_MS;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await migratePostgres(pool);
+      return;
+    } catch (error) {
+      if (!isConnectionError(error) || Date.now() > deadline) throw error;
+      if (attempt === 1) log?.warn("waiting for the database", { error: String((error as Error).message ?? error) });
+      await new Promise((resolve) => setTimeout(resolve, Math.min(2_000, 100 * 2 ** attempt)));
+    }
+  }
 }
