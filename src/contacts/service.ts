@@ -1,3 +1,4 @@
+import { isUniqueViolation } from "../db/dialect.ts";
 import type { Db, NewContactRow } from "../db/schema.ts";
 import { ApiError, notFound } from "../errors.ts";
 import { recordEvent } from "../events/record.ts";
@@ -74,7 +75,11 @@ export async function patchContact(db: Db, projectId: string, contactNumber: num
     await repo.moveContactCounterPast(db, projectId, after.contactNumber);
   }
   const region = await repo.projectRegion(db, projectId);
-  await repo.updateContactRow(db, row.id, { ...toRow(after, projectId, region), updated_at: now });
+  await repo.updateContactRow(db, row.id, { ...toRow(after, projectId, region), updated_at: now }).catch((error) => {
+    // The number was free when checked, and a concurrent create or PATCH (another node) took it since.
+    if (isUniqueViolation(error)) throw new ApiError("ERR_CONFLICT", `contactId ${formatContactId(after.contactNumber)} is already in use.`, "contactId");
+    throw error;
+  });
   const keys = { id: row.id, updatedAt: now, contactNumber: after.contactNumber };
   if (changed.includes("tags")) await repo.replaceContactTags(db, keys, after.tagIds);
   if (changed.some((f) => ["firstName", "lastName", "businessName", "email", "contactId"].includes(f))) {

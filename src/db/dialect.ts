@@ -22,6 +22,13 @@ export async function lockUntilCommit(trx: Db, name: string): Promise<void> {
   await sql`select pg_advisory_xact_lock(hashtextextended(${name}, 0))`.execute(trx);
 }
 
+/** A unique constraint refused the row (SQLite's UNIQUE constraint message, PostgreSQL's 23505). */
+export function isUniqueViolation(error: unknown): boolean {
+  const e = error as { code?: unknown; message?: unknown } | null;
+  if (!e) return false;
+  return e.code === "23505" || (typeof e.message === "string" && e.message.includes("UNIQUE constraint failed"));
+}
+
 /**
  * The database could not be reached or dropped the connection (PostgreSQL only: SQLite
  * is a file). The request is answered 503 and the next one gets a fresh connection from
