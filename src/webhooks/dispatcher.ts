@@ -43,8 +43,10 @@ export interface DispatcherOptions {
 
 /**
  * Delivers the outbox (decisions §7) in small stages: claim → attempt (check, sign, send:
- * attempt.ts) → record. A claim is in memory only; until its attempt is recorded the row
- * stays pending, so a killed process loses no delivery (decisions §12). Woken when a
+ * attempt.ts) → record. On SQLite a claim is in memory only; on PostgreSQL, where several
+ * nodes share the outbox, it is also a lease in the database (lease.ts, decisions §13).
+ * Until its attempt is recorded the row stays pending, so a killed process loses no
+ * delivery (decisions §12; on PostgreSQL it is due again when the lease ends). Woken when a
  * transaction commits events, polling as a fallback. Slots are shared fairly between
  * projects and subscriptions (fair-share.ts), so a slow subscriber holds back only its own
  * deliveries (decisions §16). Every time it reads (what is due, when a retry is due, a
@@ -75,6 +77,8 @@ export class Dispatcher {
   private readonly clock: Clock;
   /** This process, as a lease owner. */
   private readonly node = newId("node");
+  /** The lease claim running now (leaseDue runs one at a time). */
+  private leasing: Promise<void> = Promise.resolve();
 
   constructor(private readonly o: DispatcherOptions) {
     this.share = o.share ?? new FairShare();
@@ -193,16 +197,31 @@ export class Dispatcher {
     return claimed;
   }
 
-  /** claimDue on a database shared by several nodes: the rows are leased to this node first. */
-  private async leaseDue(webhookId: string, now: string, n: number): Promise<store.DueDelivery[]> {
-    const mine = [...this.claimed];
-    const leaseUntil = new Date(Date.parse(now) + LEASE_MS).toISOString();
-    const rows = await leaseDueDeliveries(this.o.db, { webhookId, now, n, owner: this.node, leaseUntil, mine });
-    for (const d of rows) {
-      this.claimed.add(d.id);
-      this.claimedBy.set(d.webhook_id, (this.claimedBy.get(d.webhook_id) ?? 0) + 1);
-    }
-    return rows;
+  /**
+   * claimDue on a database shared by several nodes: the rows are leased to this node first.
+   * One lease statement at a time per node: the claim may take back a row this node holds
+   * the lease of unless it is in `mine`, so `mine` must already hold every row an earlier
+   * claim of this node leased. Two claims of one node at once (the tick and a slot going on
+   * with its next delivery) would otherwise both take the row the first one leased: the
+   * second's `mine` was read before the first returned, and the row it finds is leased to
+   * this very node, so the same delivery would be sent twice.
+   */
+  private leaseDue(webhookId: string, now: string, n: number): Promise<store.DueDelivery[]> {
+    const claim = this.leasing.then(async () => {
+      const mine = [...this.claimed];
+      const leaseUntil = new Date(Date.parse(now) + LEASE_MS).toISOString();
+      const rows = await leaseDueDeliveries(this.o.db, { webhookId, now, n, owner: this.node, leaseUntil, mine });
+      for (const d of rows) {
+        this.claimed.add(d.id);
+        this.claimedBy.set(d.webhook_id, (this.claimedBy.get(d.webhook_id) ?? 0) + 1);
+      }
+      return rows;
+    });
+    this.leasing = claim.then(
+      () => undefined,
+      () => undefined,
+    );
+    return claim;
   }
 
   /** Held claims whose time is up go back to the pool: the next claim may pick them again. */
