@@ -31,7 +31,7 @@ export function isUniqueViolation(error: unknown): boolean {
 
 /**
  * The database could not be reached or dropped the connection (PostgreSQL only: SQLite
- * is a file). The request is answered 503 and the next one gets a fresh connection from
+ * is a file). The request is answered 500 ERR_INTERNAL with Retry-After: 1 (decisions §8's codes are closed) and the next one gets a fresh connection from
  * the pool (decisions §13: a lost connection is retried, never fatal).
  */
 export function isConnectionError(error: unknown): boolean {

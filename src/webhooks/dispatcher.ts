@@ -210,7 +210,8 @@ export class Dispatcher {
     const claim = this.leasing.then(async () => {
       const mine = [...this.claimed];
       const leaseUntil = new Date(Date.parse(now) + LEASE_MS).toISOString();
-      const rows = await leaseDueDeliveries(this.o.db, { webhookId, now, n, owner: this.node, leaseUntil, mine });
+      const perSubscription = this.share.caps.perSubscription;
+      const rows = await leaseDueDeliveries(this.o.db, { webhookId, now, n, owner: this.node, leaseUntil, mine, perSubscription });
       for (const d of rows) {
         this.claimed.add(d.id);
         this.claimedBy.set(d.webhook_id, (this.claimedBy.get(d.webhook_id) ?? 0) + 1);

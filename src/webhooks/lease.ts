@@ -14,34 +14,44 @@ export const LEASE_MS = 30_000;
  * the lease (deliveries.ts); a node that dies leaves it, and the row is due again for
  * everyone when the lease ends. Rows this node already holds (`mine`) are skipped; a row
  * whose lease it holds but no longer sends (a held claim released) it may take again.
- * The result has what sending needs, for active subscriptions only.
+ * At most `perSubscription` deliveries of the subscription are leased at once across all
+ * nodes (this node's included; an attempt is leased until its outcome is recorded). The result has what sending needs, for
+ * active subscriptions only.
  */
 export async function leaseDueDeliveries(
   db: Kysely<Database>,
-  claim: { webhookId: string; now: string; n: number; owner: string; leaseUntil: string; mine: string[] },
+  claim: { webhookId: string; now: string; n: number; owner: string; leaseUntil: string; mine: string[]; perSubscription: number },
 ): Promise<DueDelivery[]> {
-  const { rows } = await sql<DueDelivery>`
-    WITH picked AS (
-      SELECT d.id FROM deliveries d
-      WHERE d.webhook_id = ${claim.webhookId}
-        AND d.status = 'pending'
-        AND d.next_attempt_at <= ${claim.now}
-        AND (d.lease_until IS NULL OR d.lease_until <= ${claim.now} OR d.lease_owner = ${claim.owner})
-        AND NOT (d.id = ANY(${claim.mine}::text[]))
-      ORDER BY d.next_attempt_at, d.id
-      LIMIT ${claim.n}
-      FOR UPDATE OF d SKIP LOCKED
-    ), leased AS (
-      UPDATE deliveries SET lease_until = ${claim.leaseUntil}, lease_owner = ${claim.owner}
-      FROM picked WHERE deliveries.id = picked.id
-      RETURNING deliveries.id, deliveries.event_id, deliveries.webhook_id, deliveries.attempts, deliveries.created_at, deliveries.next_attempt_at
-    )
-    SELECT l.id, l.event_id, l.webhook_id, w.project_id, l.attempts, l.created_at,
-           e.type, e.body, w.url, w.secret, w.previous_secret, w.previous_secret_until
-    FROM leased l
-    JOIN webhooks w ON w.id = l.webhook_id
-    JOIN events e ON e.id = l.event_id
-    WHERE w.status = 'active'
-    ORDER BY l.next_attempt_at, l.id`.execute(db);
-  return rows;
+  return db.transaction().execute(async (trx) => {
+    // One claim per subscription at a time across nodes, so the count of live leases below
+    // is exact: decisions §7's 4 in flight per subscription hold for all nodes together.
+    await sql`select pg_advisory_xact_lock(hashtextextended(${`lease\n${claim.webhookId}`}, 0))`.execute(trx);
+    const { rows } = await sql<DueDelivery>`
+      WITH live AS (
+        SELECT count(*) AS n FROM deliveries
+        WHERE webhook_id = ${claim.webhookId} AND status = 'pending' AND lease_until > ${claim.now}
+      ), picked AS (
+        SELECT d.id FROM deliveries d
+        WHERE d.webhook_id = ${claim.webhookId}
+          AND d.status = 'pending'
+          AND d.next_attempt_at <= ${claim.now}
+          AND (d.lease_until IS NULL OR d.lease_until <= ${claim.now} OR d.lease_owner = ${claim.owner})
+          AND NOT (d.id = ANY(${claim.mine}::text[]))
+        ORDER BY d.next_attempt_at, d.id
+        LIMIT GREATEST(0, LEAST(${claim.n}::int, ${claim.perSubscription}::int - (SELECT n FROM live)::int))
+        FOR UPDATE OF d SKIP LOCKED
+      ), leased AS (
+        UPDATE deliveries SET lease_until = ${claim.leaseUntil}, lease_owner = ${claim.owner}
+        FROM picked WHERE deliveries.id = picked.id
+        RETURNING deliveries.id, deliveries.event_id, deliveries.webhook_id, deliveries.attempts, deliveries.created_at, deliveries.next_attempt_at
+      )
+      SELECT l.id, l.event_id, l.webhook_id, w.project_id, l.attempts, l.created_at,
+             e.type, e.body, w.url, w.secret, w.previous_secret, w.previous_secret_until
+      FROM leased l
+      JOIN webhooks w ON w.id = l.webhook_id
+      JOIN events e ON e.id = l.event_id
+      WHERE w.status = 'active'
+      ORDER BY l.next_attempt_at, l.id`.execute(trx);
+    return rows;
+  });
 }
