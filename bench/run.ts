@@ -12,14 +12,18 @@
  * - storage limit: bench/limits.ts, raw one-row-transaction inserts into a copy of the seeded
  *   database (POST /contacts and POST interactions are compared with it);
  * - webhook figures from bench/webhooks.ts (run as a child), the server's peak VmRSS under
- *   load (bench/rss.ts) and the compiled binary's time to ready (bench/binary.ts).
+ *   load (bench/rss.ts) and the compiled binary's time to ready (bench/binary.ts);
+ * - the same scenarios on PostgreSQL, one node and two nodes on one database, beside raw `pg`
+ *   limits (bench/postgres.ts, run as a child on its own embedded cluster and smaller data set;
+ *   `bun bench/postgres.ts` runs that part alone and rewrites only its section).
  * bench/report.ts keeps the previous figures as the "Before" section of bench/RESULTS.md.
  *
  * Env: BENCH_CONTACTS (1000000; contacts of the measured project, the other two get a tenth
  * and a hundredth of it), BENCH_SECONDS (10), BENCH_WARMUP (3), BENCH_THREADS (2),
  * BENCH_CONNECTIONS (32), BENCH_SEED_CONNECTIONS (32), BENCH_READS_ONLY=1 stops after the
  * single-connection read latencies (prints them, leaves bench/RESULTS.md alone),
- * BENCH_KEEP=1 keeps the temp dir, BENCH_NO_WRK=1 forces bench/loadgen.ts.
+ * BENCH_KEEP=1 keeps the temp dir, BENCH_NO_WRK=1 forces bench/loadgen.ts, BENCH_POSTGRES=0 leaves
+ * the PostgreSQL section out (its own variables, BENCH_PG_*, are in bench/postgres.ts).
  * `bun bench/run.ts 100000` is BENCH_CONTACTS=100000 (a quick run).
  */
 import type { Subprocess } from "bun";
@@ -29,6 +33,8 @@ import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { buildBinary, readyOnDatabase, readyOnEmpty } from "./binary.ts";
 import { prepareRawCopy, rawInsertBaseline } from "./limits.ts";
+import { runLoad, type LoadResult } from "./load.ts";
+import { postgresSection } from "./pg-child.ts";
 import { profileQueries, type QueryProfile } from "./profile.ts";
 import { beforeDeliveries, beforeRows, beforeSection, mdTable } from "./report.ts";
 import { mb, sampleRss, type RssSampler } from "./rss.ts";
@@ -42,8 +48,11 @@ const SECONDS = env("BENCH_SECONDS", 10);
 const WARMUP = env("BENCH_WARMUP", 3);
 let THREADS = env("BENCH_THREADS", 2);
 let CONNECTIONS = env("BENCH_CONNECTIONS", 32);
+const POSTGRES = process.env.BENCH_POSTGRES !== "0";
+// bench/postgres.ts: 20 min plus its data through the API at a pessimistic 50 contacts/s.
+const POSTGRES_LIMIT_MS = POSTGRES ? 20 * 60_000 + Math.ceil((Number(process.env.BENCH_PG_CONTACTS ?? 10_000) * 1.11) / 50) * 1000 : 0;
 // 30 min for the scenarios, plus building the data through the API at a pessimistic 400 contacts/s.
-const HARD_LIMIT_MS = 30 * 60_000 + Math.ceil((CONTACTS * 1.11) / 400) * 1000;
+const HARD_LIMIT_MS = 30 * 60_000 + Math.ceil((CONTACTS * 1.11) / 400) * 1000 + POSTGRES_LIMIT_MS;
 
 const ROOT = resolve(import.meta.dir, "..");
 const BUN = process.execPath;
@@ -116,37 +125,12 @@ async function startServer(kind: "crm" | "bare", opts: { logLevel?: string; logF
 
 // ---------- load ----------
 
-interface LoadResult {
-  requests: number;
-  durationUs: number;
-  p50Us: number;
-  p95Us: number;
-  p99Us: number;
-  errors: Record<string, number>;
-  rps: number;
-}
-
-/** source: a file of GET paths, "POST" (new contacts) or "INTERACTIONS" (logs on random contacts). */
-async function load(url: string, key: string | null, source: string, seconds: number): Promise<LoadResult> {
-  const auth = `Bearer ${key ?? "none"}`;
-  const [script, args] =
-    source === "POST" ? ["post.lua", []]
-    : source === "INTERACTIONS" ? ["interaction.lua", [String(measured), join(tmp, "interaction-types")]]
-    : ["get.lua", [source]];
-  const cmd = WRK
-    ? [WRK, "-t", String(THREADS), "-c", String(CONNECTIONS), "-d", `${seconds}s`, "--timeout", "5s",
-       "-s", `bench/wrk/${script}`, "-H", `Authorization: ${auth}`, url, ...(args.length ? ["--", ...args] : [])]
-    : [BUN, "bench/loadgen.ts", url, String(seconds), String(CONNECTIONS), auth, source === "INTERACTIONS" ? `INTERACTIONS:${measured}` : source];
-  const proc = Bun.spawn(cmd, { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
-  children.add(proc);
-  const timer = setTimeout(() => proc.kill("SIGKILL"), (seconds + 20) * 1000);
-  const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-  clearTimeout(timer);
-  children.delete(proc);
-  const line = out.split("\n").find((l) => l.startsWith("BENCH_JSON "));
-  if (!line) throw new Error(`load generator gave no result:\n${out}\n${err}`);
-  const r = JSON.parse(line.slice("BENCH_JSON ".length));
-  return { ...r, rps: r.requests / (r.durationUs / 1e6) };
+/** One wrk (or bench/loadgen.ts) run; source: a file of GET paths, "POST" or "INTERACTIONS" (bench/load.ts). */
+function load(url: string, key: string | null, source: string, seconds: number): Promise<LoadResult> {
+  return runLoad({
+    url, key, source, seconds, threads: THREADS, connections: CONNECTIONS, wrk: WRK,
+    contacts: measured, typesFile: join(tmp, "interaction-types"), children,
+  });
 }
 
 /** wrk -t1 -c1: the latency of one request with nothing queued in front of it. */
@@ -448,6 +432,16 @@ async function main() {
       .map((name) => [name, figure(name)]),
   ) as unknown as WebhookFigures;
 
+  // After everything else, so its cluster never shares the machine with the SQLite scenarios.
+  let pgSection = "";
+  if (POSTGRES) {
+    log("PostgreSQL: one node and two nodes (bun bench/postgres.ts)…");
+    pgSection = await postgresSection(children, POSTGRES_LIMIT_MS).catch((error) => {
+      console.warn(`[bench] WARNING: the PostgreSQL bench failed; its section is left out: ${error}`);
+      return `## PostgreSQL: one node and two nodes on one database (bench/postgres.ts)\n\nThe run failed: ${String(error).split("\n")[0]}`;
+    });
+  }
+
   // ---------- print ----------
   const lines: string[] = [];
   const out = (s = "") => (console.log(s), lines.push(s));
@@ -561,6 +555,10 @@ async function main() {
   out(`|---|---|---|---|---|`);
   for (const p of probes) out(`| ${p.name} | ${p.requests} | ${p.prepared} | ${p.distinct} | ${(p.prepared / Math.max(1, p.requests)).toFixed(4)} |`);
   out();
+  if (pgSection) {
+    out(pgSection);
+    out();
+  }
   out(`## Before → after`);
   out();
   const old = beforeRows(before);

@@ -15,7 +15,6 @@
  * every kind however slow the machine is; what the scheduler does meanwhile (which request
  * is on the wire at the kill) is the only part a seed cannot fix.
  */
-import { join } from "node:path";
 import { newDbDir, removeDir, spawnServer, type ServerProcess } from "../test/helpers/process.ts";
 import { distinct, startReceiver, type Receiver } from "../test/helpers/receiver.ts";
 import { BUN, runCommand } from "../test/helpers/spawn.ts";
@@ -220,7 +219,7 @@ export async function runCrashLoop(opts: CrashLoopOptions): Promise<CrashLoopRes
     const ping = await read(first, "/ping");
     await runCommand(
       [BUN, "src/main.ts", "project", "update", ping.projectId, "--rate-limit-per-minute", "1000000", "--contact-creates-per-hour", "1000000", "--json"],
-      { env: { ...(process.env as Record<string, string>), ...CRASH_ENV, CRM_DB_PATH: join(dir, "crm.db") } },
+      { env: first.server.env }, // the server's own database (CRM_TEST_BACKEND=postgres: its PostgreSQL database)
     );
     const hook = await request(first, "POST", "/webhooks", { url: rx.url, events: ["*"], description: "crash loop" });
     if (hook.status !== 201) throw new Error(`POST /webhooks: ${hook.status} ${hook.text}`);

@@ -90,6 +90,10 @@ export async function patchWebhook(
 
 export async function deleteWebhook(db: Db, projectId: string, id: string) {
   await requireWebhook(db, projectId, id);
+  // Deliveries first, then the subscription: the order the dispatcher's outcome writes take
+  // their row locks in (deliveries.ts: delivery, then subscription), so a DELETE during a
+  // recorded failure waits for it on PostgreSQL instead of deadlocking with it.
+  await db.deleteFrom("deliveries").where("webhook_id", "=", id).execute();
   await db.deleteFrom("webhooks").where("id", "=", id).execute();
 }
 

@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { loadConfig } from "../../src/config.ts";
 import type { Logger } from "../../src/lib/log.ts";
 import { startServices, type RunningService, type ServiceOverrides } from "../../src/server.ts";
+import { databaseEnv, releaseDatabases } from "./postgres.ts";
 import { ALL_SCOPES, makeApi, type Api, type ProjectOptions } from "./server.ts";
 import { BUN, lastJson, runCommand } from "./spawn.ts";
 
@@ -34,6 +35,8 @@ export interface InProcessServer {
   baseUrl: string;
   /** The environment the service and its CLI run with. */
   env: Record<string, string>;
+  /** The service's PostgreSQL database (CRM_TEST_BACKEND=postgres); undefined on SQLite. */
+  databaseUrl: string | undefined;
   /** Every line the service logged, parsed (kept even when `overrides.log` is not given). */
   logs: LogLine[];
   cli: (args: string[]) => Promise<any>;
@@ -53,22 +56,28 @@ function keepingLogger(lines: LogLine[]): Logger {
 
 export async function startInProcess(opts: { env?: Record<string, string>; overrides?: ServiceOverrides } = {}): Promise<InProcessServer> {
   const dir = mkdtempSync(join(tmpdir(), "crm-in-process-"));
-  const env: Record<string, string> = {
-    ...(process.env as Record<string, string>),
-    CRM_DB_PATH: join(dir, "crm.db"),
-    CRM_ENV: "production",
-    CRM_BOOTSTRAP: "false",
-    CRM_LOG_LEVEL: "warn",
-    ...opts.env,
-    PORT: "0",
-    HOST: "127.0.0.1",
+  const removeDir = async () => {
+    rmSync(dir, { recursive: true, force: true });
+    await releaseDatabases(dir);
   };
   const logs: LogLine[] = [];
+  let env: Record<string, string>;
   let service: RunningService;
   try {
+    env = {
+      ...(process.env as Record<string, string>),
+      // SQLite: CRM_DB_PATH=dir/crm.db. PostgreSQL: also CRM_DATABASE_URL, a fresh database.
+      ...(await databaseEnv(dir, opts.env)),
+      CRM_ENV: "production",
+      CRM_BOOTSTRAP: "false",
+      CRM_LOG_LEVEL: "warn",
+      ...opts.env,
+      PORT: "0",
+      HOST: "127.0.0.1",
+    };
     service = await startServices(loadConfig(env), { log: keepingLogger(logs), ...opts.overrides });
   } catch (error) {
-    rmSync(dir, { recursive: true, force: true });
+    await removeDir();
     throw error;
   }
   const origin = `http://127.0.0.1:${service.server.port}`;
@@ -88,12 +97,13 @@ export async function startInProcess(opts: { env?: Record<string, string>; overr
     origin,
     baseUrl,
     env,
+    databaseUrl: env.CRM_DATABASE_URL,
     logs,
     cli,
     newProject,
     stop: async () => {
       await service.stop();
-      rmSync(dir, { recursive: true, force: true });
+      await removeDir();
     },
   };
 }

@@ -5,6 +5,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { databaseEnv, releaseDatabases } from "./postgres.ts";
 import { BUN, lastJson, REPO_ROOT, runCommand, spawnServer, type CommandResult, type SpawnedServer } from "./spawn.ts";
 
 export { freePort, KEY_PATTERN, REPO_ROOT, sleep } from "./spawn.ts";
@@ -72,9 +73,11 @@ export interface ServerHandle {
   api: Api;
   /** A request function with rotating keys of the given scopes/project. */
   client: (opts?: { projectId?: string; scopes?: string[]; rotateEvery?: number }) => Api;
-  /** The folder holding the database. */
+  /** The folder holding the database (on PostgreSQL: the files kept beside it). */
   dir: string;
-  /** Stops the server (SIGTERM) and removes its folder unless `keepDir`. */
+  /** The server's PostgreSQL database (CRM_TEST_BACKEND=postgres); undefined on SQLite. */
+  databaseUrl: string | undefined;
+  /** Stops the server (SIGTERM) and removes its folder (and its PostgreSQL database) unless `keepDir`. */
   stop: (keepDir?: boolean) => Promise<void>;
 }
 
@@ -131,7 +134,7 @@ export async function startServer(
   opts: {
     env?: "production" | "sandbox";
     extraEnv?: Record<string, string>;
-    /** Reuse a database folder (from `handle.dir`) instead of a fresh one. */
+    /** Reuse a database folder (from `handle.dir`) instead of a fresh one (on PostgreSQL: the same database too). */
     dir?: string;
     /** Whether a bootstrap key must appear on stdout (default true). */
     expectBootstrapKey?: boolean;
@@ -139,17 +142,25 @@ export async function startServer(
 ): Promise<ServerHandle> {
   const dir = opts.dir ?? mkdtempSync(join(tmpdir(), "crm-http-test-"));
   const expectKey = opts.expectBootstrapKey ?? true;
-  const serverEnv: Record<string, string> = {
-    CRM_DB_PATH: join(dir, "crm.db"),
-    CRM_ENV: opts.env ?? "production",
-    CRM_LOG_LEVEL: "warn",
-    ...(opts.extraEnv ?? {}),
+  /** A fresh folder is this call's to remove when the start fails. */
+  const discard = async () => {
+    if (opts.dir) return;
+    rmSync(dir, { recursive: true, force: true });
+    await releaseDatabases(dir);
   };
+  let serverEnv: Record<string, string>;
   let proc: SpawnedServer;
   try {
+    serverEnv = {
+      // SQLite: CRM_DB_PATH=dir/crm.db. PostgreSQL: also CRM_DATABASE_URL, the folder's own database.
+      ...(await databaseEnv(dir, opts.extraEnv)),
+      CRM_ENV: opts.env ?? "production",
+      CRM_LOG_LEVEL: "warn",
+      ...(opts.extraEnv ?? {}),
+    };
     proc = await spawnServer({ env: serverEnv, expectKey });
   } catch (error) {
-    if (!opts.dir) rmSync(dir, { recursive: true, force: true });
+    await discard();
     throw error;
   }
   const env: Record<string, string> = { ...(process.env as Record<string, string>), ...serverEnv, PORT: String(proc.port), HOST: "127.0.0.1" };
@@ -170,7 +181,7 @@ export async function startServer(
     projectId = defaultProject?.id ?? "";
   } catch (error) {
     await proc.stop("SIGKILL");
-    if (!opts.dir) rmSync(dir, { recursive: true, force: true });
+    await discard();
     throw error;
   }
 
@@ -231,9 +242,12 @@ export async function startServer(
     api: client(),
     client,
     dir,
+    databaseUrl: serverEnv.CRM_DATABASE_URL,
     stop: async (keepDir = false) => {
       await proc.stop();
-      if (!keepDir) rmSync(dir, { recursive: true, force: true });
+      if (keepDir) return;
+      rmSync(dir, { recursive: true, force: true });
+      await releaseDatabases(dir);
     },
   };
 }

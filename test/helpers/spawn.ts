@@ -115,6 +115,8 @@ export interface SpawnedServer extends Tracked {
   key: string;
   /** Milliseconds from spawn to the first ready answer. */
   readyMs: number;
+  /** The whole environment the server runs with (a CLI run with it reaches the same database). */
+  env: Record<string, string>;
 }
 
 export interface SpawnOptions {
@@ -174,6 +176,6 @@ export async function spawnServer(opts: SpawnOptions = {}): Promise<SpawnedServe
       await child.stop("SIGKILL");
       throw new Error(`${cmd.join(" ")}: no bootstrap key on stdout\nstdout:\n${child.stdout()}\nstderr:\n${child.stderr()}`);
     }
-    return { ...child, port, origin, baseUrl: `${origin}/v1`, key, readyMs };
+    return { ...child, port, origin, baseUrl: `${origin}/v1`, key, readyMs, env };
   }
 }

@@ -1,11 +1,14 @@
 /**
  * `crm backup FILE` (decisions §11): a consistent copy taken while the server runs and
- * writes, on which a second server starts and serves the same contacts.
+ * writes, on which a second server starts and serves the same contacts. The copy is the
+ * SQLite file's: on PostgreSQL (CRM_TEST_BACKEND=postgres) `crm backup` refuses, naming
+ * pg_dump (decisions §13).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { postgresOnly, sqliteOnly } from "../helpers/postgres.ts";
 import { makeApi, startServer, walk, type ServerHandle } from "../helpers/server.ts";
 import { BUN, REPO_ROOT, runCommand } from "../helpers/spawn.ts";
 import { until } from "../helpers/until.ts";
@@ -23,7 +26,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-test("a backup taken under writes is a consistent copy a second server serves", async () => {
+test.skipIf(sqliteOnly)("a backup taken under writes is a consistent copy a second server serves", async () => {
   const p = await srv.newProject({ contactCreatesPerHour: 100_000, rateLimitPerMinute: 100_000 });
   for (let i = 0; i < 20; i++) expect((await p.api("POST", "/contacts", { body: { firstName: `Before${i}` } })).status).toBe(201);
 
@@ -51,6 +54,8 @@ test("a backup taken under writes is a consistent copy a second server serves", 
   // A second server on the copy: the bootstrap key and the project's contacts came along.
   const dir2 = mkdtempSync(join(tmpdir(), "crm-backup-restore-"));
   copyFileSync(file, join(dir2, "crm.db"));
+  // The secrets in the copy open only with the key that sealed them (decisions §7, §13).
+  copyFileSync(join(srv.dir, "secret.key"), join(dir2, "secret.key"));
   const second = await startServer({ dir: dir2, expectBootstrapKey: false });
   try {
     const key = (await srv.createKey({ scopes: ["contacts:read"], projectId: p.id })).key; // created after the copy: unknown there
@@ -71,7 +76,7 @@ test("a backup taken under writes is a consistent copy a second server serves", 
   }
 }, 120_000);
 
-test("backup refuses to overwrite an existing file", async () => {
+test.skipIf(sqliteOnly)("backup refuses to overwrite an existing file", async () => {
   const file = join(dir, "exists.db");
   writeFileSync(file, "keep me");
   const r = await srv.cliRaw(["backup", file]);
@@ -81,4 +86,12 @@ test("backup refuses to overwrite an existing file", async () => {
   const human = await srv.cliRaw(["backup", join(dir, "second.db")]);
   expect(human.exitCode).toBe(0);
   expect(human.stdout).toMatch(/^Backed up the database to .*second\.db \([\d,]+ bytes/);
+});
+
+test.skipIf(postgresOnly)("on PostgreSQL crm backup refuses with exit 2 and a message naming pg_dump, and writes nothing", async () => {
+  const file = join(dir, "postgres.db");
+  const r = await srv.cliRaw(["backup", file]);
+  expect(r.exitCode).toBe(2);
+  expect(r.stderr).toContain("pg_dump");
+  expect(existsSync(file)).toBe(false);
 });

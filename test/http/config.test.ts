@@ -7,6 +7,8 @@ import { describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { randomBytes } from "node:crypto";
+import { startServer } from "../helpers/server.ts";
 import { BUN, freePort, runCommand } from "../helpers/spawn.ts";
 
 const cases: [name: string, value: string][] = [
@@ -19,6 +21,9 @@ const cases: [name: string, value: string][] = [
   ["CRM_LOG_LEVEL", "verbose"],
   ["CRM_WEBHOOK_TIMEOUT_MS", "0"],
   ["CRM_OUTBOX_POLL_MS", "fast"],
+  ["CRM_DATABASE_URL", "mysql://user@localhost/crm"],
+  ["CRM_DATABASE_URL", "postgres://"],
+  ["CRM_DB_POOL_SIZE", "0"],
 ];
 
 describe("a bad environment value stops the start", () => {
@@ -103,4 +108,20 @@ describe("a bad environment value stops the start", () => {
       taken.stop(true);
     }
   });
+
+  test("a start with another CRM_SECRET_KEY than the one that sealed the database's secrets: exit 2, one line naming it (decisions §13)", async () => {
+    const first = await startServer({ extraEnv: { CRM_SECRET_KEY: randomBytes(32).toString("base64") } });
+    await first.stop(true);
+    try {
+      const env = { ...first.env, PORT: String(freePort()), CRM_SECRET_KEY: randomBytes(32).toString("base64") };
+      const r = await runCommand([BUN, "src/main.ts", "serve"], { env, allowFail: true, timeoutMs: 20_000 });
+      expect({ exitCode: r.exitCode, lines: r.stderr.trimEnd().split("\n").length, stdout: r.stdout }).toEqual({ exitCode: 2, lines: 1, stdout: "" });
+      expect(r.stderr).toContain("CRM_SECRET_KEY");
+      // The right key still starts it.
+      const again = await startServer({ dir: first.dir, expectBootstrapKey: false, extraEnv: { CRM_SECRET_KEY: first.env.CRM_SECRET_KEY! } });
+      await again.stop();
+    } finally {
+      rmSync(first.dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

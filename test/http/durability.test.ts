@@ -3,13 +3,16 @@
  * SIGTERM stops accepting, finishes the request in flight, and exits 0. Every step waits
  * for its observable cause: the kill lands after a number of acknowledged writes, and
  * SIGTERM is sent while a request is provably inside the server (it has passed
- * authentication and waits for the rest of its body on a raw socket).
+ * authentication and waits for the rest of its body on a raw socket). Each test's database
+ * is a file of its own (on PostgreSQL, CRM_TEST_BACKEND=postgres: a database of its own),
+ * the same one again on restart.
  */
 import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { databaseEnvAt, releaseDatabases } from "../helpers/postgres.ts";
 import { ALL_SCOPES, makeApi, walk } from "../helpers/server.ts";
 import { BUN, lastJson, runCommand, spawnServer, type SpawnedServer } from "../helpers/spawn.ts";
 import { until } from "../helpers/until.ts";
@@ -19,16 +22,17 @@ const servers: SpawnedServer[] = [];
 afterAll(async () => {
   for (const s of servers) await s.stop("SIGKILL");
   rmSync(dir, { recursive: true, force: true });
+  await releaseDatabases(dir);
 });
 
 async function start(dbPath: string, opts: { expectKey?: boolean; env?: Record<string, string> } = {}) {
-  const server = await spawnServer({ env: { CRM_DB_PATH: dbPath, CRM_LOG_LEVEL: "info", ...opts.env }, expectKey: opts.expectKey });
+  const server = await spawnServer({ env: { ...(await databaseEnvAt(dbPath)), CRM_LOG_LEVEL: "info", ...opts.env }, expectKey: opts.expectKey });
   servers.push(server);
   return server;
 }
 
 const cli = async (dbPath: string, args: string[]) =>
-  lastJson((await runCommand([BUN, "src/main.ts", ...args, "--json"], { env: { ...(process.env as Record<string, string>), CRM_DB_PATH: dbPath } })).stdout);
+  lastJson((await runCommand([BUN, "src/main.ts", ...args, "--json"], { env: { ...(process.env as Record<string, string>), ...(await databaseEnvAt(dbPath)) } })).stdout);
 
 /** A raw HTTP/1.1 exchange whose body the test sends in parts. */
 function rawRequest(port: number, head: string) {

@@ -1,23 +1,25 @@
 /**
  * Web forms (decisions §10, §12, §9, §7): the CLI makes a form, /f/{id} serves its page, and
  * POST /v1/forms/{id}/submissions takes JSON or urlencoded without a key. Black-box: the
- * real server, its CLI, and the events table read straight from the database file.
+ * real server, its CLI, and the events table read straight from the database (the SQLite
+ * file, or PostgreSQL under CRM_TEST_BACKEND=postgres).
  */
-import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { expectError, expectStatus, ISO_RE } from "../helpers/expect.ts";
 import { startServer, type ServerHandle } from "../helpers/server.ts";
+import { openSideDatabase, type SideDatabase } from "../helpers/side-db.ts";
 
 let srv: ServerHandle;
-let db: Database;
+let db: SideDatabase;
 let colourId: string;
 /** email, firstName, phone, address.city, Colour (select red/blue), subscribed */
 let form: { id: string; name: string; fields: string[] };
 const FIELDS = () => `email,firstName,phone,address.city,${colourId},subscribed`;
 
-const events = (): Array<{ event: string; projectId: string; data: any }> =>
-  (db.query("SELECT body FROM events ORDER BY rowid").all() as Array<{ body: string }>).map((r) => JSON.parse(r.body));
-const submissions = () => (db.query("SELECT count(*) AS n FROM form_submissions").get() as { n: number }).n;
+/** Every event stored, in the order written. */
+const events = async (): Promise<Array<{ event: string; projectId: string; data: any }>> =>
+  (await db.all<{ body: string }>(`SELECT body FROM events ORDER BY ${db.insertionOrder}`)).map((r) => JSON.parse(r.body));
+const submissions = async () => (await db.get<{ n: number }>("SELECT count(*) AS n FROM form_submissions"))!.n;
 
 const createForm = (args: string[]) => srv.cli(["form", "create", "--project", srv.projectId, "--json", ...args]);
 /** A form of its own per test: each (address, form) pair may send 10 a minute. */
@@ -36,12 +38,12 @@ const contactsByEmail = async (email: string) => (await srv.api("GET", "/contact
 
 beforeAll(async () => {
   srv = await startServer();
-  db = new Database(srv.env.CRM_DB_PATH!, { readonly: true });
+  db = await openSideDatabase(srv.env, { readonly: true });
   colourId = (await srv.cli(["custom-field", "create", "--project", srv.projectId, "--title", "Colour", "--type", "select", "--options", "red,blue", "--json"])).id;
   form = await createForm(["--name", "Contact us", "--fields", "email,firstName,phone,address.city,Colour,subscribed"]);
 }, 60_000);
 afterAll(async () => {
-  db.close();
+  await db?.close();
   await srv.stop();
 });
 
@@ -103,7 +105,7 @@ describe("GET /f/{formId}", () => {
 
 describe("POST /v1/forms/{formId}/submissions", () => {
   test("JSON creates a contact with source web_form and records contact.created then web_form.submitted", async () => {
-    const before = events().length;
+    const before = (await events()).length;
     const res = await postJson(form.id, { email: "ada@example.com", firstName: "Ada", "address.city": "London", [colourId]: "red" });
     expectStatus(res, 201);
     expect(res.json.submissionId).toMatch(/^sub_/);
@@ -112,7 +114,7 @@ describe("POST /v1/forms/{formId}/submissions", () => {
     expect(contact).toMatchObject({ source: "web_form", firstName: "Ada", email: "ada@example.com", customFields: { [colourId]: "red" } });
     expect(contact.address.city).toBe("London");
 
-    const added = events().slice(before);
+    const added = (await events()).slice(before);
     expect(added.map((e) => e.event)).toEqual(["contact.created", "web_form.submitted"]);
     expect(added[0]!.data).toEqual({ contact });
     expect(added[1]!.projectId).toBe(srv.projectId);
@@ -139,20 +141,20 @@ describe("POST /v1/forms/{formId}/submissions", () => {
   test("the same email (any case) updates that contact: contact.updated, then web_form.submitted", async () => {
     const made = await srv.api("POST", "/contacts", { body: { email: "cy@example.com", firstName: "Cy", lastName: "Old" } });
     expectStatus(made, 201);
-    const before = events().length;
+    const before = (await events()).length;
     const res = await postJson(form.id, { email: "  CY@example.com ", firstName: "Cyrus" });
     expectStatus(res, 201);
     const all = await contactsByEmail("cy@example.com");
     expect(all).toHaveLength(1);
     expect(all[0]).toMatchObject({ contactId: made.json.contactId, firstName: "Cyrus", lastName: "Old", source: "api" });
-    const added = events().slice(before);
+    const added = (await events()).slice(before);
     expect(added.map((e) => e.event)).toEqual(["contact.updated", "web_form.submitted"]);
     expect(added[0]!.data.changedFields).toContain("firstName");
     expect(added[1]!.data.contact).toEqual(all[0]);
   });
 
   test("JSON validation errors are the envelope with the form's field name, and store nothing", async () => {
-    const before = [events().length, submissions()];
+    const before = [(await events()).length, await submissions()];
     const own = await freshForm();
     expectError(await postJson(own.id, { email: "not-an-email", firstName: "X" }), "ERR_FORM_VALIDATION", "email");
     expectError(await postJson(own.id, { email: "z@example.com", company: "Acme" }), "ERR_FORM_VALIDATION", "company");
@@ -160,7 +162,7 @@ describe("POST /v1/forms/{formId}/submissions", () => {
     expectError(await postJson(own.id, { firstName: "x".repeat(256) }), "ERR_FORM_VALIDATION", "firstName");
     // The at-least-one rule names firstName, as the API does, when the form has it.
     expectError(await postJson(own.id, { "address.city": "Paris" }), "ERR_FORM_VALIDATION", "firstName");
-    expect([events().length, submissions()]).toEqual(before);
+    expect([(await events()).length, await submissions()]).toEqual(before);
     expect(await contactsByEmail("z@example.com")).toHaveLength(0);
   });
 
@@ -196,7 +198,7 @@ describe("POST /v1/forms/{formId}/submissions", () => {
   });
 
   test("a filled honeypot is answered as a success and creates nothing", async () => {
-    const before = [events().length, submissions()];
+    const before = [(await events()).length, await submissions()];
     const own = await freshForm();
     const json = await postJson(own.id, { email: "bot@example.com", firstName: "Bot", _hp: "http://spam" });
     expectStatus(json, 201);
@@ -204,7 +206,7 @@ describe("POST /v1/forms/{formId}/submissions", () => {
     const html = await postForm(own.id, { email: "bot@example.com", _hp: "x" });
     expectStatus(html, 201);
     expect(html.text).toContain("Thank you");
-    expect([events().length, submissions()]).toEqual(before);
+    expect([(await events()).length, await submissions()]).toEqual(before);
     expect(await contactsByEmail("bot@example.com")).toHaveLength(0);
   });
 

@@ -1,12 +1,12 @@
 /**
  * Issue 11: the service's time windows, tested without waiting. The real service runs in
- * this process (SQLite file, routes, socket, dispatcher, jobs) with one thing replaced: its
+ * this process (SQLite file, or PostgreSQL under CRM_TEST_BACKEND=postgres; routes, socket,
+ * dispatcher, jobs) with one thing replaced: its
  * clock (src/lib/clock.ts), a ManualClock the tests move forward. Subscribers are a real
  * loopback receiver. Windows: Idempotency-Key 24 h (decisions §5), the rotated secret's
  * 24 h and the 30-day event log (§7), key expiry (§2), the dispatcher's due times and held
  * claims (§7, §11; its stuck-tick minute: test/unit/dispatcher-alive.test.ts).
  */
-import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -15,6 +15,8 @@ import { join } from "node:path";
 import { loadConfig } from "../../src/config.ts";
 import { startServices, type RunningService } from "../../src/server.ts";
 import { DAY, HOUR, ManualClock } from "../helpers/clock.ts";
+import { databaseEnv, releaseDatabases } from "../helpers/postgres.ts";
+import { openSideDatabase } from "../helpers/side-db.ts";
 import { until } from "../helpers/until.ts";
 
 const REPO_ROOT = join(import.meta.dir, "../..");
@@ -25,7 +27,7 @@ const silent = { debug() {}, info() {}, warn() {}, error() {} };
 const dir = mkdtempSync(join(tmpdir(), "crm-time-windows-"));
 const dbPath = join(dir, "crm.db");
 // Retries an hour apart: a retry that comes without the clock reaching it is not the wall clock's.
-const env = { CRM_DB_PATH: dbPath, CRM_ENV: "sandbox", CRM_BOOTSTRAP: "false", PORT: "0", CRM_OUTBOX_POLL_MS: "50", CRM_WEBHOOK_RETRY_SCHEDULE: "1h,1h,1h" };
+const env: Record<string, string> = { CRM_DB_PATH: dbPath, CRM_ENV: "sandbox", CRM_BOOTSTRAP: "false", PORT: "0", CRM_OUTBOX_POLL_MS: "50", CRM_WEBHOOK_RETRY_SCHEDULE: "1h,1h,1h" };
 
 // A year ahead of the wall clock: whatever still read the wall clock would stand out.
 const clock = new ManualClock(Date.now() + 365 * DAY);
@@ -118,18 +120,19 @@ const expectSignedWith = (r: Received, secrets: string[]) => {
   expect(standard).toEqual(secrets.map((s) => standardSignature(s, r, t)));
 };
 
-/** Reads the database file directly, as the retention job leaves it. */
-function storedEventIds(projectId: string): string[] {
-  const db = new Database(dbPath);
+/** Reads the database directly, as the retention job leaves it. */
+async function storedEventIds(projectId: string): Promise<string[]> {
+  const db = await openSideDatabase(env, { readonly: true });
   try {
-    return db.query<{ id: string }, [string]>("SELECT id FROM events WHERE project_id = ? ORDER BY created_at").all(projectId).map((r) => r.id);
+    return (await db.all<{ id: string }>("SELECT id FROM events WHERE project_id = ? ORDER BY created_at", projectId)).map((r) => r.id);
   } finally {
-    db.close();
+    await db.close();
   }
 }
 
 beforeAll(async () => {
   receiver = startLoopbackReceiver();
+  Object.assign(env, await databaseEnv(dir)); // CRM_TEST_BACKEND=postgres: the service's own database
   service = await startServices(loadConfig(env), { log: silent, clock });
 });
 
@@ -137,6 +140,7 @@ afterAll(async () => {
   await service?.stop();
   receiver?.stop();
   rmSync(dir, { recursive: true, force: true });
+  await releaseDatabases(dir);
 });
 
 test("an Idempotency-Key replays within 24 h and, once 24 h have passed, the same key and body run anew", async () => {
@@ -190,14 +194,14 @@ test("events older than 30 days are no longer listed by GET /events and the rete
   clock.advance(29 * DAY);
   expect((await call(project.key, "POST", "/contacts", { body: { firstName: "Recent" } })).status).toBe(201);
   expect(await eventNames()).toEqual(["Old", "Recent"]);
-  const [oldId, recentId] = storedEventIds(project.id);
+  const [oldId, recentId] = await storedEventIds(project.id);
 
   clock.advance(DAY + MINUTE); // "Old" is now 30 days and a minute old
   expect(await eventNames()).toEqual(["Recent"]);
-  expect(storedEventIds(project.id)).toEqual([oldId!, recentId!]); // out of the window, still stored until the job runs
+  expect(await storedEventIds(project.id)).toEqual([oldId!, recentId!]); // out of the window, still stored until the job runs
 
   await service.runJob("retention");
-  expect(storedEventIds(project.id)).toEqual([recentId!]);
+  expect(await storedEventIds(project.id)).toEqual([recentId!]);
   expect(await eventNames()).toEqual(["Recent"]);
 });
 
@@ -262,13 +266,24 @@ test("a delivery whose outcome could not be written is held until the service's 
   const webhook = await subscribe(key, "/held");
   const marker = await newProject("held-claim-marker");
   await subscribe(marker.key, "/held-marker");
-  const db = new Database(dbPath);
+  const db = await openSideDatabase(env);
+  // The attempt cannot be recorded: the dispatcher keeps the delivery claimed for 5 s by its clock.
+  const [refuse, allow] =
+    db.backend === "sqlite"
+      ? [
+          `CREATE TRIGGER test_attempt_unrecorded BEFORE INSERT ON delivery_attempts WHEN NEW.webhook_id = '${webhook.id}' BEGIN SELECT RAISE(ABORT, 'test: attempt not recorded'); END`,
+          "DROP TRIGGER IF EXISTS test_attempt_unrecorded",
+        ]
+      : [
+          "CREATE FUNCTION test_attempt_unrecorded() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'test: attempt not recorded'; END $$; " +
+            `CREATE TRIGGER test_attempt_unrecorded BEFORE INSERT ON delivery_attempts FOR EACH ROW WHEN (NEW.webhook_id = '${webhook.id}') EXECUTE FUNCTION test_attempt_unrecorded()`,
+          "DROP TRIGGER IF EXISTS test_attempt_unrecorded ON delivery_attempts; DROP FUNCTION IF EXISTS test_attempt_unrecorded()",
+        ];
   try {
-    // The attempt cannot be recorded: the dispatcher keeps the delivery claimed for 5 s by its clock.
-    db.run(`CREATE TRIGGER test_attempt_unrecorded BEFORE INSERT ON delivery_attempts WHEN NEW.webhook_id = '${webhook.id}' BEGIN SELECT RAISE(ABORT, 'test: attempt not recorded'); END`);
+    await db.run(refuse);
     const first = await deliveryOf(key, "/held", "Held");
     await dispatcherHasLooked(marker.key, "/held-marker", "MarkerHeld1");
-    db.run("DROP TRIGGER test_attempt_unrecorded");
+    await db.run(allow);
     await dispatcherHasLooked(marker.key, "/held-marker", "MarkerHeld2");
     expect(receiver.at("/held")).toHaveLength(1); // still held: the clock has not moved
 
@@ -278,7 +293,7 @@ test("a delivery whose outcome could not be written is held until the service's 
     const recorded = await attemptsRecorded(key, webhook.id, 1);
     expect(recorded.map((a) => a.statusCode)).toEqual([200]); // the first try left no record
   } finally {
-    db.run("DROP TRIGGER IF EXISTS test_attempt_unrecorded");
-    db.close();
+    await db.run(allow);
+    await db.close();
   }
 });

@@ -4,7 +4,8 @@
  * Litestream's tables in it, migrates it and serves its data: search and tag filters find
  * the old contacts, the delivery left in flight is sent and its old attempts are still
  * listed; the schema ends as a fresh one. A database it must not touch stops the start with
- * one line.
+ * one line. The old databases are SQLite files (skipped under CRM_TEST_BACKEND=postgres);
+ * on PostgreSQL a database a newer version migrated stops the start the same way.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -15,8 +16,10 @@ import { migrate } from "../../src/db/migrate.ts";
 import { runtime } from "../../src/runtime/index.ts";
 import { SecretBox } from "../../src/webhooks/secret-box.ts";
 import { addLitestreamTables, HISTORIES, migrateLikeBefore, SAMPLE, schemaOf, seedOldShape, type History } from "../fixtures/migrations/history.ts";
+import { postgresOnly, releaseDatabases, sqliteOnly } from "../helpers/postgres.ts";
 import { parseServiceSignature, serviceHmacHex, startReceiver, type Receiver } from "../helpers/receiver.ts";
 import { startServer, type ServerHandle } from "../helpers/server.ts";
+import { openSideDatabase } from "../helpers/side-db.ts";
 import { BUN, runCommand } from "../helpers/spawn.ts";
 import { until } from "../helpers/until.ts";
 const dirs: string[] = [];
@@ -46,7 +49,7 @@ function oldDatabase(history: History, webhookUrl: string, secret: string): stri
   return dir;
 }
 
-describe.each([
+describe.skipIf(sqliteOnly).each([
   ["released", HISTORIES.released],
   ["edited (main before checksums)", HISTORIES.editedMain],
 ] as const)("the server on a database made by the %s migrations", (_label, history) => {
@@ -160,7 +163,7 @@ describe.each([
   });
 });
 
-describe("a database this build must not change stops the start with one line", () => {
+describe.skipIf(sqliteOnly)("a database this build must not change stops the start with one line", () => {
   async function serveOn(prepare: (raw: ReturnType<typeof runtime.openSqlite>) => void) {
     const dir = mkdtempSync(join(tmpdir(), "crm-upgrade-test-"));
     dirs.push(dir);
@@ -199,5 +202,30 @@ describe("a database this build must not change stops the start with one line", 
     expect(r.stderr).toStartWith("crm: migration 0002_webhooks differs");
     expect(r.stderr).toEndWith("migrations are frozen; add a new file");
     expect(r.unchanged).toBe(true);
+  });
+});
+
+describe.skipIf(postgresOnly)("PostgreSQL: a database this build must not change stops the start with one line", () => {
+  test("migrated by a newer version", async () => {
+    const first = await startServer();
+    await first.stop(true);
+    const db = await openSideDatabase(first.env);
+    const schema = () =>
+      db.all("SELECT table_name, column_name, data_type FROM information_schema.columns WHERE table_schema = current_schema() ORDER BY table_name, ordinal_position");
+    try {
+      await db.run("INSERT INTO schema_migrations (name, applied_at, checksum) VALUES ('9999_newer', '2030-01-01T00:00:00.000Z', 'abc')");
+      const before = await schema();
+      const run = await runCommand([BUN, "src/main.ts", "serve"], { env: { ...first.env, PORT: "0" }, allowFail: true, timeoutMs: 20_000 });
+      expect(run.exitCode).toBe(2);
+      expect(run.stderr.trim().split("\n")).toHaveLength(1);
+      expect(run.stderr).toStartWith("crm: this database was migrated by a newer version");
+      expect(run.stderr).toContain("9999_newer");
+      expect(run.stdout).not.toContain("listening");
+      expect(await schema()).toEqual(before);
+    } finally {
+      await db.close();
+      rmSync(first.dir, { recursive: true, force: true });
+      await releaseDatabases(first.dir);
+    }
   });
 });

@@ -3,12 +3,14 @@
  * (decisions §5: the first runs, a repeat replays with `Idempotent-Replayed: true` and does
  * nothing, the key on another request is 422 ERR_IDEMPOTENCY_KEY_REUSED, a repeat while the
  * first runs is 409) and secrets at rest (decisions §7: stored encrypted; never in the
- * database file, its WAL or the log).
+ * database file, its WAL or the log; on PostgreSQL never in a row, the database's files,
+ * the WAL or the log).
  */
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { expectError, expectStatus } from "../helpers/expect.ts";
+import { clusterDataDirOf, pgClient, postgresOnly, sqliteOnly } from "../helpers/postgres.ts";
 import { distinct, parseServiceSignature, serviceSignatureIndex, standardSignatureIndex } from "../helpers/receiver.ts";
 import { SECRET_RE, useWebhookServer, WAIT_MS } from "../helpers/webhook-fixture.ts";
 
@@ -182,37 +184,82 @@ describe("Idempotency-Key on POST /webhooks/{id}/redeliver", () => {
 });
 
 describe("secrets at rest (decisions §7, §12)", () => {
-  // The files are SQLite's; under CRM_DATABASE_URL (PostgreSQL) there are none to read.
-  test.skipIf(Boolean(process.env.CRM_DATABASE_URL))(
+  /** A webhook whose secret was rotated (both with Idempotency-Key) and used to sign a delivery: its two secrets. */
+  async function secretsInUse() {
+    const call = await oneKey();
+    const rx = await receiver();
+    const created = await call("POST", "/webhooks", { headers: idemKey("at-rest"), body: { url: rx.url, events: ["*"] } });
+    expectStatus(created, 201);
+    fx.track(created.json.id, call);
+    const rotated = await call("POST", `/webhooks/${created.json.id}/rotate-secret`, { headers: idemKey("at-rest-rotate") });
+    expectStatus(rotated, 200);
+    const secrets = [created.json.secret as string, rotated.json.secret as string];
+    for (const s of secrets) expect(s).toMatch(SECRET_RE);
+    // A delivery signed with both, so the secrets have been read and used.
+    await newContact({}, call);
+    const [req] = await rx.waitFor(1);
+    expect(serviceSignatureIndex(secrets[1]!, req!)).toBe(0);
+    expect(serviceSignatureIndex(secrets[0]!, req!)).toBe(1);
+    await waitForAttempts(created.json.id, 1, call);
+    return { id: created.json.id as string, call, secrets };
+  }
+
+  /** Neither "whsec_" (unless `prefixToo` is false) nor a secret's base64 part is in `text`. */
+  const expectNoSecret = (where: string, text: string | Buffer, secrets: string[], prefixToo = true) => {
+    if (prefixToo) expect(text.includes("whsec_"), `"whsec_" in ${where}`).toBe(false);
+    for (const s of secrets) expect(text.includes(s.slice("whsec_".length)), `a secret's base64 part in ${where}`).toBe(false);
+  };
+
+  test.skipIf(sqliteOnly)(
     "no webhook secret is in the database file, its WAL or the log, neither whole nor its base64 part, also after a rotation and in stored Idempotency-Key answers",
     async () => {
-      const call = await oneKey();
-      const rx = await receiver();
-      const created = await call("POST", "/webhooks", { headers: idemKey("at-rest"), body: { url: rx.url, events: ["*"] } });
-      expectStatus(created, 201);
-      fx.track(created.json.id, call);
-      const rotated = await call("POST", `/webhooks/${created.json.id}/rotate-secret`, { headers: idemKey("at-rest-rotate") });
-      expectStatus(rotated, 200);
-      const secrets = [created.json.secret as string, rotated.json.secret as string];
-      for (const s of secrets) expect(s).toMatch(SECRET_RE);
-      // A delivery signed with both, so the secrets have been read and used.
-      await newContact({}, call);
-      const [req] = await rx.waitFor(1);
-      expect(serviceSignatureIndex(secrets[1]!, req!)).toBe(0);
-      expect(serviceSignatureIndex(secrets[0]!, req!)).toBe(1);
-      await waitForAttempts(created.json.id, 1, call);
-
+      const { id, call, secrets } = await secretsInUse();
       const db = join(fx.srv.dir, "crm.db");
       const files = [db, `${db}-wal`].map((path) => ({ path, text: readFileSync(path).toString("latin1") }));
       // The WAL holds the latest writes (the rows just written), unless checkpointed into the file.
       expect(files.reduce((n, f) => n + f.text.length, 0)).toBeGreaterThan(0);
       const logs = { path: "stdout+stderr", text: fx.srv.stdout() + fx.srv.stderr() };
-      for (const { path, text } of [...files, logs]) {
-        expect(text.includes("whsec_"), `"whsec_" in ${path}`).toBe(false);
-        for (const s of secrets) expect(text.includes(s.slice("whsec_".length)), `a secret's base64 part in ${path}`).toBe(false);
+      for (const { path, text } of [...files, logs]) expectNoSecret(path, text, secrets);
+      expect(await getHook(id, call)).not.toHaveProperty("secret");
+    },
+  );
+
+  test.skipIf(postgresOnly)(
+    "PostgreSQL: no webhook secret is in any row of the database, its files, the cluster's WAL or the log, neither whole nor its base64 part, also after a rotation and in stored Idempotency-Key answers",
+    async () => {
+      const { id, call, secrets } = await secretsInUse();
+      expect(await getHook(id, call)).not.toHaveProperty("secret");
+      const url = fx.srv.databaseUrl!;
+      const client = await pgClient(url);
+      try {
+        // Every row of every table, as text.
+        const tables = (
+          await client.query<{ name: string }>(
+            "SELECT format('%I.%I', table_schema, table_name) AS name FROM information_schema.tables WHERE table_type = 'BASE TABLE' AND table_schema NOT IN ('pg_catalog', 'information_schema')",
+          )
+        ).rows.map((r) => r.name);
+        expect(tables.length).toBeGreaterThan(0);
+        let rows = "";
+        for (const table of tables) rows += (await client.query<{ row: string }>(`SELECT t::text AS row FROM ${table} t`)).rows.map((r) => r.row).join("\n");
+        expect(rows).toContain(id); // the webhook's own row is among them
+        expectNoSecret("the database's rows", rows, secrets);
+        expectNoSecret("stdout+stderr", fx.srv.stdout() + fx.srv.stderr(), secrets);
+
+        // The files on disk, once the checkpoint has written every page: the database's own,
+        // and the cluster's WAL (shared with the run's other databases: only this test's
+        // secrets are looked for there).
+        const dataDir = await clusterDataDirOf(url);
+        if (dataDir === null) return; // a cluster of someone else's: its files are not ours to read
+        await client.query("CHECKPOINT");
+        const oid = (await client.query<{ oid: number }>("SELECT oid FROM pg_database WHERE datname = current_database()")).rows[0]!.oid;
+        const filesIn = (folder: string) => readdirSync(folder, { withFileTypes: true }).filter((e) => e.isFile()).map((e) => join(folder, e.name));
+        const databaseFiles = filesIn(join(dataDir, "base", String(oid)));
+        expect(databaseFiles.length).toBeGreaterThan(0);
+        for (const path of databaseFiles) expectNoSecret(path, readFileSync(path), secrets);
+        for (const path of filesIn(join(dataDir, "pg_wal"))) expectNoSecret(path, readFileSync(path), secrets, false);
+      } finally {
+        await client.end();
       }
-      expect(await getHook(created.json.id, call)).not.toHaveProperty("secret");
     },
   );
 });
-

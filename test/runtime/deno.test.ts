@@ -2,7 +2,7 @@
  * Deno-portable, proven (decisions §1): the same server started under Deno 2 with
  * node:sqlite behind src/runtime answers the core API, replays a uniqueIdentifier, delivers
  * a signed webhook through node:http with its pinned `lookup`, and the admin CLI runs under
- * Deno on the same database. Run by `npm run test:deno` (CRM_TEST_DENO=1); plain `bun test`
+ * Deno on the same database; on SQLite and on PostgreSQL. Run by `npm run test:deno` (CRM_TEST_DENO=1); plain `bun test`
  * skips it so CI does not run it twice.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -11,12 +11,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Webhook } from "standardwebhooks";
 import { startReceiver, type Receiver } from "../helpers/receiver.ts";
+import { createTestDatabase } from "../helpers/postgres.ts";
 import { until } from "../helpers/until.ts";
 import { DENO_RUN, lastJson, run, startServerProcess, type Started } from "./process.ts";
 
 const enabled = process.env.CRM_TEST_DENO === "1";
 
-describe.skipIf(!enabled)("the server under Deno (npm run serve:deno)", () => {
+// Both backends (decisions §13): node:sqlite, and PostgreSQL through `pg` under Deno.
+for (const backend of ["sqlite", "postgres"] as const) describe.skipIf(!enabled)(`the server under Deno (npm run serve:deno) on ${backend}`, () => {
   let dir: string;
   let env: Record<string, string>;
   let server: Started;
@@ -32,6 +34,7 @@ describe.skipIf(!enabled)("the server under Deno (npm run serve:deno)", () => {
       CRM_OUTBOX_POLL_MS: "100",
       CRM_WEBHOOK_RETRY_SCHEDULE: "1s,1s",
       CRM_WEBHOOK_TIMEOUT_MS: "3000",
+      ...(backend === "postgres" ? { CRM_DATABASE_URL: await createTestDatabase() } : {}),
     };
     receiver = await startReceiver();
     server = await startServerProcess([...DENO_RUN, "src/main.ts", "serve"], { env, timeoutMs: 60_000 });

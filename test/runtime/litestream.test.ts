@@ -3,13 +3,15 @@
  * replicates a running server's database to a file replica; `litestream restore` gives a
  * database a second server answers the same contacts from, with the same key. Then the
  * Docker entry point (scripts/docker-entrypoint.sh) is run as the image runs it: restore on
- * a missing database, serve under `litestream replicate -exec`, stop on SIGTERM.
+ * a missing database, serve under `litestream replicate -exec`, stop on SIGTERM. Litestream
+ * replicates SQLite files: skipped under CRM_TEST_BACKEND=postgres.
  */
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { sqliteOnly } from "../helpers/postgres.ts";
 import { until } from "../helpers/until.ts";
 import { BUN, REPO_ROOT, run, spawnTracked, startServerProcess, type Started } from "./process.ts";
 
@@ -54,7 +56,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 }, 30_000);
 
-describe("replicate, restore, serve the restored file", () => {
+describe.skipIf(sqliteOnly)("replicate, restore, serve the restored file", () => {
   test("litestream replicates the live database while the server writes", async () => {
     const dbPath = join(dir, "live/crm.db");
     const env = envFor(dbPath);
@@ -131,7 +133,7 @@ describe("replicate, restore, serve the restored file", () => {
   }, 60_000);
 });
 
-describe("the Docker entry point (scripts/docker-entrypoint.sh)", () => {
+describe.skipIf(sqliteOnly)("the Docker entry point (scripts/docker-entrypoint.sh)", () => {
   let bin: string;
   let server: Started | undefined;
 
