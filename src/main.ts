@@ -5,6 +5,7 @@ import { projectCommand } from "./cli/projects.ts";
 import { referenceCommand } from "./cli/reference.ts";
 import { UsageError } from "./cli/args.ts";
 import { backupCommand } from "./cli/backup.ts";
+import { copyToPostgresCommand } from "./cli/copy-to-postgres.ts";
 import { formCommand } from "./cli/forms.ts";
 import { ConfigError, loadConfig } from "./config.ts";
 import { openStorage } from "./db/storage.ts";
@@ -22,6 +23,7 @@ const USAGE = `usage: crm <command>
   form create --project ID --name N --fields email,firstName,... [--redirect-url URL] | list
   import FILE.csv --project ID [--dry-run] create contacts from a CSV file
   backup FILE                             consistent copy of the live database
+  copy-to-postgres URL                    copy the SQLite database (CRM_DB_PATH) into an empty PostgreSQL database
 Add --json for one JSON object on stdout.`;
 
 /** One entry point, server and admin CLI (decisions §1, §3). */
@@ -37,6 +39,8 @@ async function main(argv: string[]): Promise<number> {
     return -1;
   }
   if (command === "healthcheck") return healthcheckCommand(config);
+  // Its source is the SQLite file even when CRM_DATABASE_URL is set (decisions §13).
+  if (command === "copy-to-postgres") return copyToPostgresCommand(config, rest);
   // The admin CLI works on the backend the server uses (decisions §13): the same variables.
   const storage = await openStorage(config);
   try {
