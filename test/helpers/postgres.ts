@@ -79,7 +79,7 @@ fi
 rm -rf "$1"
 `;
 
-function startReaper(dataDir: string): ChildProcess {
+export function startReaper(dataDir: string): ChildProcess {
   // Its own session: a Ctrl-C at the terminal reaches the test process and the cluster, not the reaper.
   const reaper = spawn("sh", ["-c", REAPER, "crm-pg-reaper", dataDir], { detached: true, stdio: ["pipe", "ignore", "ignore"] });
   reaper.unref();
