@@ -28,6 +28,9 @@ export function requireContactNumber(contactId: string): number {
   return n;
 }
 
+/** A new contact's number until the counter gives it one (no contactId parses to it). */
+const UNNUMBERED = -1;
+
 /**
  * Creates a contact (interface §4.2, decisions §5) and records contact.created. `now` is
  * the service's clock (issue 11); callers outside the service (the CLI's import) leave it
@@ -39,15 +42,20 @@ export async function createContact(
   input: ContactInput,
   options: { source?: string; emitEvent?: boolean; now?: string } = {},
 ): Promise<Contact> {
+  const blank = blankState(UNNUMBERED);
+  if (options.source) blank.source = options.source;
+  blank.contactTypeId = (await defaultContactType(db, projectId))?.id ?? null;
+  const state = await applyContactInput(db, projectId, blank, input);
+  if (state.contactNumber !== UNNUMBERED) throw new ApiError("ERR_FORM_VALIDATION", "contactId is set by the service.", "contactId");
+  // The number and the quota last, once the input is known good: on PostgreSQL the
+  // project's row stays locked from here to the commit, and creates in one project take
+  // turns on it (decisions §13: exact numbers and quota across nodes), so it is held for
+  // the inserts only, not for validation and lookups.
   const counter = await repo.allocateContactNumber(db, projectId);
   if (counter.contact_quota !== null && counter.contact_count > counter.contact_quota) {
     throw new ApiError("ERR_QUOTA_EXCEEDED", `The project's contact quota of ${counter.contact_quota} is exhausted.`);
   }
-  const blank = blankState(counter.last_contact_number);
-  if (options.source) blank.source = options.source;
-  blank.contactTypeId = (await defaultContactType(db, projectId))?.id ?? null;
-  const state = await applyContactInput(db, projectId, blank, input);
-  if (state.contactNumber !== blank.contactNumber) throw new ApiError("ERR_FORM_VALIDATION", "contactId is set by the service.", "contactId");
+  state.contactNumber = counter.last_contact_number;
   const now = options.now ?? isoNow();
   const id = await repo.insertContactRow(db, { ...toRow(state, projectId, counter.default_region), created_at: now, updated_at: now });
   const keys = { id, updatedAt: now, contactNumber: state.contactNumber };
