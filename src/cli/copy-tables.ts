@@ -120,7 +120,8 @@ async function copyTable(sqlite: SqliteHandle, target: PoolClient, table: Copied
 export async function copyTables(sqlite: SqliteHandle, target: PoolClient): Promise<Record<CopiedTable, number>> {
   const known = new Set<string>([...COPY_ORDER, "schema_migrations"]);
   const unknown = sqlite
-    .all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+    // Litestream's own tables (_litestream_seq, _litestream_lock) are its bookkeeping, not data.
+    .all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE '\\_litestream\\_%' ESCAPE '\\' ORDER BY name")
     .filter((t) => !known.has(t.name));
   if (unknown.length > 0) throw new Error(`the SQLite database has tables this build cannot copy: ${unknown.map((t) => t.name).join(", ")}`);
 

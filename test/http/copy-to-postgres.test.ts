@@ -190,6 +190,31 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 }, 30_000);
 
+describe("a file replicated by Litestream", () => {
+  test("its _litestream_* bookkeeping tables are not data: the copy ignores them and succeeds", async () => {
+    const litestreamDir = mkdtempSync(join(tmpdir(), "crm-copy-litestream-"));
+    try {
+      const path = join(litestreamDir, "crm.db");
+      const env = { CRM_DB_PATH: path };
+      expect((await copy(url, [], env)).exitCode).toBe(2); // no file yet
+      const made = await runCommand([BUN, "src/main.ts", "project", "create", "--name", "replicated", "--json"], {
+        cwd: REPO_ROOT,
+        env: { ...(process.env as Record<string, string>), ...env },
+      });
+      expect(made.exitCode).toBe(0);
+      const file = new Database(path);
+      file.exec("CREATE TABLE _litestream_seq (id INTEGER PRIMARY KEY, seq INTEGER); CREATE TABLE _litestream_lock (id INTEGER)");
+      file.close();
+      const target = await createTestDatabase();
+      const r = await copy(target, ["--json"], env);
+      expect(r.exitCode, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout).tables.projects).toBe(1);
+    } finally {
+      rmSync(litestreamDir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe("refusals before anything is copied", () => {
   test("a CRM_DB_PATH that does not exist is refused with exit 2, and no file is made", async () => {
     const missing = join(dir, "nowhere", "crm.db");
