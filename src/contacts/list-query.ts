@@ -1,7 +1,8 @@
 import { sql, type Expression, type ExpressionBuilder, type SelectQueryBuilder, type SqlBool } from "kysely";
 import { keysetAfter } from "../db/keyset.ts";
 import type { Database, Db } from "../db/schema.ts";
-import { filterOnlyIn, type FilterOnly } from "../db/statistics.ts";
+import { isPostgres } from "../db/dialect.ts";
+import { filterOnly, filterOnlyIn, type FilterOnly } from "../db/statistics.ts";
 import { HEAD_LENGTH, prefixEnd, termHead } from "./matching.ts";
 import { withType, type ContactView } from "./repository.ts";
 
@@ -91,8 +92,17 @@ async function typedRows(db: Db, projectId: string, f: ContactFilters, typeIds: 
  */
 async function rowsByIds(db: Db, projectId: string, ids: number[]): Promise<ContactView[]> {
   if (ids.length === 0) return [];
-  // CAST: PostgreSQL would take untyped parameters for text and refuse bigint = text.
-  const list = sql<{ column1: number }>`(VALUES ${sql.join(ids.map((id) => sql`(CAST(${id} AS BIGINT))`))})`.as("ids");
+  const position = new Map(ids.map((id, i) => [id, i]));
+  if (isPostgres(db)) {
+    // One array parameter: PostgreSQL plans `= ANY` as primary-key lookups whatever its
+    // statistics say (a database filled through the API may not be analyzed yet).
+    const found: ContactView[] = await withType(db)
+      .where(sql<boolean>`contacts.id = ANY(${ids}::bigint[])`)
+      .where("contacts.project_id", "=", projectId)
+      .execute();
+    return found.sort((a, b) => position.get(a.id)! - position.get(b.id)!);
+  }
+  const list = sql<{ column1: number }>`(VALUES ${sql.join(ids.map((id) => sql`(${id})`))})`.as("ids");
   const rows: ContactView[] = await db
     .selectFrom(list)
     .crossJoin("contacts")
@@ -100,9 +110,8 @@ async function rowsByIds(db: Db, projectId: string, ids: number[]): Promise<Cont
     .selectAll("contacts")
     .select(["contact_types.name as type_name", "contact_types.category as type_category"])
     .whereRef("contacts.id", "=", "ids.column1")
-    .where(filterOnlyIn(db)("contacts.project_id"), "=", projectId)
+    .where(filterOnly("contacts.project_id"), "=", projectId)
     .execute();
-  const position = new Map(ids.map((id, i) => [id, i]));
   return rows.sort((a, b) => position.get(a.id)! - position.get(b.id)!);
 }
 
