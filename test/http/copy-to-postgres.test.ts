@@ -275,6 +275,22 @@ describe("the copy", () => {
     expect(await countsOn(url)).toEqual(before.expected);
   });
 
+  test("a copy under another CRM_SECRET_KEY than sealed the file's secrets is refused with exit 2 naming it, and copies nothing", async () => {
+    const target = await createTestDatabase();
+    const r = await copy(target, [], { CRM_SECRET_KEY: OTHER_KEY });
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain("CRM_SECRET_KEY");
+    oneLine(r.stderr);
+    // Refused before the target was opened: not even the schema was made there.
+    const pgc = await pgClient(target);
+    try {
+      const tables = await pgc.query("SELECT count(*)::int AS n FROM information_schema.tables WHERE table_schema = 'public'");
+      expect(tables.rows[0].n).toBe(0);
+    } finally {
+      await pgc.end();
+    }
+  });
+
   test("text output: one line per table with its count, then a summary", async () => {
     const other = await createTestDatabase();
     const r = await copy(other);
