@@ -34,7 +34,7 @@ import { prepareRawTables, rawInserts, rawPointReads, type RawResult } from "./p
 import { mdTable } from "./report.ts";
 import { errorsOf, f0, ms, nodeLogSummary, planStatistics, postgresLogSummary, resetStatements, samplePaths, topStatements, client, type Measured } from "./pg-report.ts";
 import { mb, sampleRss, type RssSampler } from "./rss.ts";
-import { seedThroughApi } from "./seed-api.ts";
+import { createTenants, seedThroughApi } from "./seed-api.ts";
 import { freePort } from "../test/helpers/spawn.ts";
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
@@ -148,13 +148,7 @@ async function main(): Promise<string> {
   const postmaster = cluster.postmasterPid();
   log(`PostgreSQL ${version} on port ${cluster.port}, data in ${cluster.dataDir}; pool ${POOL} per node`);
 
-  const limits = ["--rate-limit-per-minute", "1000000000", "--contact-creates-per-hour", "1000000000"];
-  const tenants = [["bench", CONTACTS], ["tenant-b", Math.round(CONTACTS / 10)], ["tenant-c", Math.round(CONTACTS / 100)]] as const;
-  const made = tenants.map(([name, count]) => {
-    const p = cli(["project", "create", "--name", name, ...limits]);
-    const k = cli(["key", "create", "--project", p.id, "--scopes", "contacts:read,contacts:write,interactions:write"]);
-    return { id: p.id as string, key: k.key as string, count };
-  });
+  const made = createTenants(cli, CONTACTS);
   const project = made[0]!;
 
   const a = await startNode("node-a");

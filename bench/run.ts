@@ -38,7 +38,7 @@ import { postgresSection } from "./pg-child.ts";
 import { profileQueries, type QueryProfile } from "./profile.ts";
 import { beforeDeliveries, beforeRows, beforeSection, mdTable } from "./report.ts";
 import { mb, sampleRss, type RssSampler } from "./rss.ts";
-import { seedThroughApi } from "./seed-api.ts";
+import { createTenants, seedThroughApi } from "./seed-api.ts";
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const CONTACTS = Number(process.argv[2] ?? env("BENCH_CONTACTS", 1_000_000));
@@ -271,13 +271,7 @@ async function main() {
   log(`load: ${loader}, ${WARMUP} s warm-up + ${SECONDS} s per scenario. Client and server share these ${nproc} CPUs.`);
 
   // Three projects filled at once through the API; the first is measured. High limits so the fill is not throttled.
-  const limits = ["--rate-limit-per-minute", "1000000000", "--contact-creates-per-hour", "1000000000"];
-  const tenants = [["bench", CONTACTS], ["tenant-b", Math.round(CONTACTS / 10)], ["tenant-c", Math.round(CONTACTS / 100)]] as const;
-  const made = tenants.map(([name, count]) => {
-    const p = cli(["project", "create", "--name", name, ...limits]);
-    const k = cli(["key", "create", "--project", p.id, "--scopes", "contacts:read,contacts:write,interactions:write"]);
-    return { id: p.id as string, key: k.key as string, count };
-  });
+  const made = createTenants(cli, CONTACTS);
   const project = { id: made[0]!.id };
   const key = { key: made[0]!.key };
 

@@ -18,6 +18,20 @@ export interface ApiSeedProject {
   count: number;
 }
 
+/**
+ * The benches' three tenants, made by the admin CLI (`cli` runs `crm ARGS --json`): the
+ * measured one with `contacts`, two more with a tenth and a hundredth, limits out of the way.
+ */
+export function createTenants(cli: (args: string[]) => any, contacts: number): ApiSeedProject[] {
+  const limits = ["--rate-limit-per-minute", "1000000000", "--contact-creates-per-hour", "1000000000"];
+  const tenants = [["bench", contacts], ["tenant-b", Math.round(contacts / 10)], ["tenant-c", Math.round(contacts / 100)]] as const;
+  return tenants.map(([name, count]) => {
+    const p = cli(["project", "create", "--name", name, ...limits]);
+    const k = cli(["key", "create", "--project", p.id, "--scopes", "contacts:read,contacts:write,interactions:write"]);
+    return { id: p.id as string, key: k.key as string, count };
+  });
+}
+
 export interface ApiSeedResult {
   contacts: number;
   requests: number;
