@@ -7,6 +7,7 @@ import { isConnectionError } from "./db/dialect.ts";
 import { WriteQueueFull } from "./db/group-commit.ts";
 import { ApiError, errorResponse } from "./errors.ts";
 import type { AppDeps, AppEnv } from "./http/env.ts";
+import { openApiDocument } from "./http/document.ts";
 import { commonErrors, json, security } from "./http/openapi.ts";
 import { requestContext } from "./http/request-context.ts";
 import { validationFailure } from "./http/validation.ts";
@@ -29,8 +30,8 @@ const PingSchema = z
   })
   .openapi("Ping");
 
-/** The versioned API (interface §4), mounted under /v1. */
-function createApi() {
+/** The versioned API (interface §4), mounted under /v1; also the source of the OpenAPI document. */
+export function createApi() {
   const api = new OpenAPIHono<AppEnv>({ defaultHook });
   // Web-form submissions take no key (decisions §10): mounted ahead of authenticate, their handler answers first.
   api.route("/", formRoutes());
@@ -74,16 +75,7 @@ export function createApp(deps: AppDeps) {
   const app = new OpenAPIHono<AppEnv>({ defaultHook });
   const api = createApi();
   const matchers = routeMatchers(api);
-  // Built on the first request and kept (decisions §16): the routes never change after this point.
-  let document: string | undefined;
-  const openApiDocument = () =>
-    (document ??= JSON.stringify(
-      api.getOpenAPI31Document({
-        openapi: "3.1.0",
-        info: { title: "CRM service", version: "1.0.0", description: "Contacts, interaction logs and webhooks." },
-        servers: [{ url: "/v1" }],
-      }),
-    ));
+  const document = openApiDocument(api);
 
   app.use("*", requestContext(deps));
   app.get("/healthz", (c) => c.json({ status: "ok" }));
@@ -93,7 +85,7 @@ export function createApp(deps: AppDeps) {
       "Content-Type": "text/plain; version=0.0.4; charset=utf-8",
     }),
   );
-  app.get("/v1/openapi.json", (c) => c.body(openApiDocument(), 200, { "Content-Type": "application/json" }));
+  app.get("/v1/openapi.json", (c) => c.body(document, 200, { "Content-Type": "application/json" }));
   app.route("/", formPages());
   app.route("/v1", api);
 
