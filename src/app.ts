@@ -17,8 +17,12 @@ import { eventRoutes } from "./events/routes.ts";
 import { formPages, formRoutes } from "./forms/routes.ts";
 import { webhookRoutes } from "./webhooks/routes.ts";
 
-const defaultHook = (result: { success: boolean; error?: unknown }) => {
-  if (!result.success) throw validationFailure(result.error as z.ZodError);
+/**
+ * The zod hook of every route (@hono/zod-validator): on a failure `data` is the input as
+ * received (the body, the query), which tells a missing field from a wrong type (decisions §15).
+ */
+const defaultHook = (result: { success: boolean; error?: unknown; data?: unknown; target?: string }) => {
+  if (!result.success) throw validationFailure(result.error as z.ZodError, { input: result.data, target: result.target });
 };
 
 const PingSchema = z
@@ -40,7 +44,9 @@ export function createApi() {
     createRoute({
       method: "get",
       path: "/ping",
+      operationId: "ping",
       summary: "Verify a key",
+      description: "Answers the calling key's project, key id, scopes and environment. Needs no scope: check a key with it before storing it.",
       tags: ["Service"],
       security,
       responses: { 200: json(PingSchema, "The key's project and scopes."), ...commonErrors },

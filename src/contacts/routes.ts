@@ -1,6 +1,6 @@
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../http/env.ts";
-import { commonErrors, errors, json, jsonRequest, reading, security, writing } from "../http/openapi.ts";
+import { commonErrors, created, errors, json, jsonRequest, reading, security, writing } from "../http/openapi.ts";
 import { isoNow } from "../lib/time.ts";
 import { listContacts } from "./list.ts";
 import {
@@ -23,13 +23,14 @@ contactRoutes.openapi(
   createRoute({
     method: "post",
     path: "/contacts",
+    operationId: "createContact",
     summary: "Create a contact",
     description: "Always creates; never upserts. Accepts an Idempotency-Key header.",
     tags,
     security,
     middleware: writing("contacts:write"),
     request: { body: jsonRequest(CreateContactBody) },
-    responses: { 201: json(ContactSchema, "The created contact."), ...commonErrors, 402: errors[402], 413: errors[413], 415: errors[415] },
+    responses: { 201: created(ContactSchema, "The created contact."), ...commonErrors, 402: errors[402], 413: errors[413], 415: errors[415] },
   }),
   async (c) => {
     const contact = await createContact(c.var.db, c.var.caller.projectId, c.req.valid("json"), { now: isoNow(c.var.deps.clock) });
@@ -42,7 +43,12 @@ contactRoutes.openapi(
   createRoute({
     method: "get",
     path: "/contacts",
+    operationId: "listContacts",
     summary: "List contacts",
+    description:
+      "Most recently updated first. Filters combine with AND: email and phone match exactly (the phone normalised), contactTypeId, " +
+      "contactTypeCategory, tag (repeatable; every tag must match), updatedSince, and search (a prefix of any word of the names, the " +
+      "email or the contactId, case-insensitive). The cursor is bound to the filters it was made with.",
     tags,
     security,
     middleware: reading("contacts:read"),
@@ -56,7 +62,9 @@ contactRoutes.openapi(
   createRoute({
     method: "get",
     path: "/contacts/{contactId}",
+    operationId: "getContact",
     summary: "Get a contact with its duplicateSignal",
+    description: "The contact, and duplicateSignal: how many other contacts of the project share its email and its phone.",
     tags,
     security,
     middleware: reading("contacts:read"),
@@ -73,6 +81,7 @@ contactRoutes.openapi(
   createRoute({
     method: "patch",
     path: "/contacts/{contactId}",
+    operationId: "updateContact",
     summary: "Merge-patch a contact",
     description: "Fields sent change; null clears; address and customFields merge; tags replace. A contactId relabels.",
     tags,

@@ -1,7 +1,8 @@
 import { z } from "@hono/zod-openapi";
 import { isEmail, isHttpUrl } from "../lib/formats.ts";
 import { cursorParam, limitParam, listEnvelope } from "../lib/pagination.ts";
-import { isoTimeSchema } from "../lib/time.ts";
+import { isoTimeSchema, timestampSchema } from "../lib/time.ts";
+import { contactExample, createContactExample } from "./examples.ts";
 import { CATEGORIES, TagSchema } from "../reference/schemas.ts";
 
 const text = (max: number) => z.string().max(max, `at most ${max} characters.`);
@@ -11,9 +12,9 @@ const email = text(254)
   .refine((v) => isEmail(v.trim()), "must be a valid email address.")
   .nullable()
   .optional()
-  .openapi({ example: "ada@example.com" });
+  .openapi({ format: "email", example: "ada@example.com" });
 
-const website = text(2048).refine(isHttpUrl, "must be an http(s) URL.").nullable().optional();
+const website = text(2048).refine(isHttpUrl, "must be an http(s) URL.").nullable().optional().openapi({ format: "uri", example: "https://example.com" });
 
 export const ADDRESS_KEYS = ["line1", "line2", "city", "state", "zip", "country"] as const;
 
@@ -57,10 +58,10 @@ const relabel = z
   .refine((v) => Number(v.slice(3)) <= MAX_RELABEL_NUMBER, "must be CR-<n> with n at most 999999999999.")
   .openapi({ example: "CR-1001", description: "Relabels the contact: CR-<n>, n at most 999,999,999,999, unused in the project." });
 
-export const CreateContactBody = z.strictObject(writable).openapi("CreateContact");
+export const CreateContactBody = z.strictObject(writable).openapi("CreateContact", { example: createContactExample });
 export const PatchContactBody = z
   .strictObject({ ...writable, contactId: relabel.optional() })
-  .openapi("PatchContact");
+  .openapi("PatchContact", { example: { email: "ada.lovelace@example.com", tags: ["vip", "newsletter"], address: { city: "Cambridge" } } });
 
 export type ContactInput = z.infer<typeof PatchContactBody>;
 
@@ -76,10 +77,10 @@ export const ContactSchema = z
     source: z.string().nullable(),
     firstName: z.string().nullable(),
     lastName: z.string().nullable(),
-    email: z.string().nullable(),
+    email: z.email().nullable(),
     phone: z.string().nullable(),
     businessName: z.string().nullable(),
-    website: z.string().nullable(),
+    website: z.url().nullable(),
     address: AddressSchema,
     contactType: z.object({ id: z.string(), name: z.string(), category: z.enum(CATEGORIES) }).nullable(),
     tags: z.array(TagSchema),
@@ -87,16 +88,16 @@ export const ContactSchema = z
     smsSubscribed: z.boolean(),
     notes: z.string().nullable(),
     customFields: z.record(z.string(), z.unknown()),
-    createdAt: z.string(),
-    updatedAt: z.string(),
+    createdAt: timestampSchema,
+    updatedAt: timestampSchema,
   })
-  .openapi("Contact");
+  .openapi("Contact", { example: contactExample });
 
 export type Contact = z.infer<typeof ContactSchema>;
 
 export const ContactWithSignal = ContactSchema.extend({
   duplicateSignal: z.object({ emailMatches: z.number().int(), phoneMatches: z.number().int() }),
-}).openapi("ContactWithDuplicateSignal");
+}).openapi("ContactWithDuplicateSignal", { example: { ...contactExample, duplicateSignal: { emailMatches: 0, phoneMatches: 1 } } });
 
 /** Each `tag` filter adds a join to the list query; past a few the query only gets slower (decisions §16). */
 export const MAX_TAG_FILTERS = 20;

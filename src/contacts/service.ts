@@ -95,9 +95,8 @@ export async function patchContact(db: Db, projectId: string, contactNumber: num
   }
   await repo.syncOrderKeys(db, keys);
   const contact = await loadContact(db, projectId, after.contactNumber);
-  const data: Record<string, unknown> = { contact, changedFields: changed };
-  if (changed.includes("contactId")) data.previousContactId = formatContactId(before.contactNumber);
-  await recordEvent(db, projectId, "contact.updated", data, now);
+  const previousContactId = changed.includes("contactId") ? { previousContactId: formatContactId(before.contactNumber) } : {};
+  await recordEvent(db, projectId, "contact.updated", { contact, changedFields: changed, ...previousContactId }, now);
   return { contact, changed };
 }
 

@@ -2,6 +2,7 @@ import { preparedQuery } from "../db/prepared.ts";
 import type { Db } from "../db/schema.ts";
 import { newId } from "../lib/ids.ts";
 import type { EventType } from "./catalog.ts";
+import type { EventData } from "./payloads.ts";
 import { enqueueDeliveries } from "../webhooks/outbox.ts";
 
 export type { EventType };
@@ -13,10 +14,16 @@ const insertEvent = preparedQuery<[string, string, string, string, string], neve
 /**
  * Records an event in the caller's transaction (decisions §7: transactional outbox), with
  * its deliveries. The envelope of interface §6.2 is serialised once here; every attempt
- * sends these exact bytes. `createdAt` is the service's clock (issue 11): the 30-day
+ * sends these exact bytes; `data` has the type of its event's schema (src/events/payloads.ts). `createdAt` is the service's clock (issue 11): the 30-day
  * retention and the deliveries' due time are measured from it.
  */
-export async function recordEvent(db: Db, projectId: string, type: EventType, data: unknown, createdAt: string): Promise<string> {
+export async function recordEvent<T extends EventType>(
+  db: Db,
+  projectId: string,
+  type: T,
+  data: EventData<T>,
+  createdAt: string,
+): Promise<string> {
   const id = newId("evt");
   const body = JSON.stringify({ id, event: type, apiVersion: "v1", projectId, createdAt, data });
   await insertEvent(db, id, projectId, type, body, createdAt);

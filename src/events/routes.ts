@@ -14,6 +14,7 @@ eventRoutes.openapi(
   createRoute({
     method: "get",
     path: "/events",
+    operationId: "listEvents",
     summary: "List recent events",
     description: "Events of the last 30 days from `since` (default: 30 days ago), oldest first.",
     tags: ["Webhooks"],

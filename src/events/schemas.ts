@@ -1,16 +1,16 @@
 import { z } from "@hono/zod-openapi";
 import { cursorParam, limitParam, listEnvelope } from "../lib/pagination.ts";
 import { isoTimeSchema } from "../lib/time.ts";
+import { eventEnvelopes } from "./payloads.ts";
 
+/** An item of GET /events: one of the event envelopes, told apart by `event` (interface §6.2). */
 export const EventSchema = z
-  .object({
-    id: z.string(),
-    event: z.string(),
-    apiVersion: z.literal("v1"),
-    projectId: z.string(),
-    createdAt: z.string(),
-    data: z.record(z.string(), z.unknown()),
-  })
+  .discriminatedUnion("event", [
+    eventEnvelopes["contact.created"],
+    eventEnvelopes["contact.updated"],
+    eventEnvelopes["interaction_log.created"],
+    eventEnvelopes["web_form.submitted"],
+  ])
   .openapi("Event");
 export const EventList = listEnvelope(EventSchema, "EventList");
 export const EventsQuery = z.object({ since: isoTimeSchema.optional(), limit: limitParam, cursor: cursorParam });

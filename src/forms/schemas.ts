@@ -1,5 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { commonErrors, errors } from "../http/openapi.ts";
+import { timestampSchema } from "../lib/time.ts";
 
 export const FormIdParam = z.object({
   formId: z.string().openapi({ param: { name: "formId", in: "path" }, example: "frm_4GJm2sWq8YtR1nXcB7dLp0" }),
@@ -15,7 +16,7 @@ export const SubmissionBody = z.record(z.string(), z.unknown(), { error: "expect
 export const SubmissionAccepted = z
   .object({
     submissionId: z.string().openapi({ example: "sub_9aQ2mZx81LkT0bVcR5yHsW" }),
-    submittedAt: z.string().openapi({ example: "2024-05-01T10:00:00.000Z" }),
+    submittedAt: timestampSchema,
   })
   .openapi("FormSubmissionAccepted");
 
@@ -27,6 +28,7 @@ export const SubmissionAccepted = z
 export const submissionRoute = createRoute({
   method: "post",
   path: "/forms/{formId}/submissions",
+  operationId: "submitWebForm",
   summary: "Submit a web form",
   description:
     "No API key. Takes JSON or `application/x-www-form-urlencoded`. Creates a contact (source `web_form`) or " +

@@ -1,17 +1,111 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import pkg from "../../package.json" with { type: "json" };
+import { registerEventWebhooks } from "../events/webhooks-document.ts";
+import { completeExamples } from "./document-examples.ts";
+import { headerComponents, IdempotencyKeyParameter } from "./document-headers.ts";
 import type { AppEnv } from "./env.ts";
 
+// deno-lint-ignore no-explicit-any
+type Json = any;
+
+const TAGS = [
+  { name: "Service", description: "Verify a key and see its project and scopes." },
+  { name: "Reference data", description: "Contact types, interaction types, tags and custom fields of the project (read-only here)." },
+  { name: "Contacts", description: "Create, read, list, search and merge-patch contacts." },
+  { name: "Interaction logs", description: "The timeline of a contact: notes, calls, emails, meetings." },
+  { name: "Webhooks", description: "Signed outbound deliveries of events: subscriptions, attempts, redelivery, test pings." },
+  { name: "Events", description: "The project's events of the last 30 days, the same bodies webhooks deliver." },
+  { name: "Web forms", description: "Public form submissions (no key), for lead capture." },
+];
+
+const DESCRIPTION = `Contacts, interaction logs and signed webhooks of a self-hosted CRM.
+
+Every request carries \`Authorization: Bearer <API key>\` (keys are made in the product settings, \`crm key create\`).
+Errors share one envelope (\`success\`, \`statusCode\`, \`error\`, \`code\`, \`message\`, \`fieldName\`).
+Retry 429 and 5xx with exponential backoff plus jitter and a cap on attempts; on 429 wait at least \`Retry-After\`.
+Send an \`Idempotency-Key\` with a POST to make its retry safe: the repeat answers the stored response with \`Idempotent-Replayed: true\`.`;
+
 /**
- * The OpenAPI 3.1 document of the API (decisions §15), serialised once: the routes never
- * change after start, so every GET /v1/openapi.json answers the same bytes (decisions §16).
+ * The OpenAPI 3.1 document of the API (decisions §15), built once at start: the routes
+ * never change afterwards, so every GET /v1/openapi.json answers the same bytes (§16).
+ * The zod schemas and route definitions describe the operations; this adds what every
+ * operation shares (headers, Idempotency-Key, 500, examples) so it cannot be forgotten
+ * on one route.
  */
 export function openApiDocument(api: OpenAPIHono<AppEnv>): string {
-  return JSON.stringify(
-    api.getOpenAPI31Document({
-      openapi: "3.1.0",
-      info: { title: "CRM service", version: pkg.version, description: "Contacts, interaction logs and webhooks." },
-      servers: [{ url: "/v1" }],
-    }),
-  );
+  registerEventWebhooks(api);
+  const document: Json = api.getOpenAPI31Document({
+    openapi: "3.1.0",
+    info: {
+      title: "CRM service",
+      version: pkg.version,
+      description: DESCRIPTION,
+      // 3.1 takes an SPDX identifier; the generator's types are 3.0's.
+      license: { name: pkg.license, identifier: pkg.license } as { name: string },
+      contact: { name: "CRM service maintainers" },
+    },
+    servers: [{ url: "/v1", description: "This server." }],
+    tags: TAGS,
+  });
+  document.components.headers = headerComponents;
+  document.components.parameters = { ...document.components.parameters, IdempotencyKey: IdempotencyKeyParameter };
+  for (const [method, operation] of operations(document)) completeOperation(method, operation);
+  exclusiveShapes(document, "CreateInteraction", { InteractionOfType: "interactionTypeId", Note: "type" });
+  completeExamples(document);
+  return JSON.stringify(document);
+}
+
+function* operations(document: Json): Generator<[string, Json]> {
+  for (const item of Object.values(document.paths ?? {}) as Json[]) {
+    for (const method of ["get", "post", "put", "patch", "delete"]) if (item[method]) yield [method, item[method]];
+  }
+}
+
+const ref = (name: string) => ({ $ref: `#/components/headers/${name}` });
+const RATE_LIMIT_HEADERS = ["RateLimit-Limit", "RateLimit-Remaining", "RateLimit-Reset", "RateLimit-Policy", "RateLimit"];
+
+const errorResponse = (description: string) => ({
+  description,
+  content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
+});
+
+/** What every operation of the service shares, added in one place (decisions §15). */
+function completeOperation(method: string, operation: Json) {
+  if (!operation.operationId) throw new Error(`${method.toUpperCase()} operation without operationId`);
+  const authenticated = (operation.security ?? []).length > 0;
+  const idempotent = method === "post" && authenticated;
+  const responses = operation.responses;
+  responses[500] ??= errorResponse("Unexpected server error; retry with backoff. Also answered while the database is unreachable, with Retry-After.");
+  if (operation.requestBody) {
+    responses[413] ??= errorResponse("Body over 1 MiB.");
+    responses[415] ??= errorResponse("Body is not application/json.");
+  }
+  if (idempotent) {
+    operation.parameters = [...(operation.parameters ?? []), { $ref: "#/components/parameters/IdempotencyKey" }];
+    responses[409] ??= errorResponse("A request with this Idempotency-Key is still being processed.");
+  }
+  for (const [status, response] of Object.entries(responses) as [string, Json][]) {
+    const headers: Json = { "X-Request-Id": ref("X-Request-Id"), ...response.headers };
+    if (authenticated && status !== "401") for (const name of RATE_LIMIT_HEADERS) headers[name] = ref(name);
+    if (status === "429" || status === "500") headers["Retry-After"] = ref("Retry-After");
+    if (idempotent && status.startsWith("2")) headers["Idempotent-Replayed"] = ref("Idempotent-Replayed");
+    response.headers = headers;
+  }
+  operation.responses = Object.fromEntries(Object.entries(responses).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+/**
+ * A body that takes exactly one of two fields, validated by a refinement in zod
+ * (src/interactions/schemas.ts), is shown as a `oneOf` of its shapes (decisions §15): each
+ * shape has the shared fields and requires its own, so generated clients get a union type.
+ */
+function exclusiveShapes(document: Json, name: string, shapes: Record<string, string>) {
+  const schemas = document.components.schemas;
+  const { properties, required = [], example, ...rest } = schemas[name];
+  const own = Object.values(shapes);
+  for (const [shape, field] of Object.entries(shapes)) {
+    const shared = Object.fromEntries(Object.entries(properties).filter(([key]) => !own.includes(key) || key === field));
+    schemas[`${name}${shape}`] = { ...rest, properties: shared, required: [...required, field] };
+  }
+  schemas[name] = { oneOf: Object.keys(shapes).map((shape) => ({ $ref: `#/components/schemas/${name}${shape}` })), ...(example ? { example } : {}) };
 }

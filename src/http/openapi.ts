@@ -40,6 +40,12 @@ export const json = <T extends z.ZodType>(schema: T, description: string) => ({
   content: { "application/json": { schema } },
 });
 
+/** A 201 answer with its Location header (the header itself: src/http/document-headers.ts). */
+export const created = <T extends z.ZodType>(schema: T, description: string) => ({
+  ...json(schema, description),
+  headers: { Location: { $ref: "#/components/headers/Location" } },
+});
+
 export const jsonRequest = <T extends z.ZodType>(schema: T) => ({
   required: true,
   content: { "application/json": { schema } },

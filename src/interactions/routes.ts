@@ -16,6 +16,7 @@ interactionRoutes.openapi(
   createRoute({
     method: "post",
     path: "/contacts/{contactId}/interactions",
+    operationId: "createInteractionLog",
     summary: "Add an interaction log",
     description: "201 when created; 200 with the stored log when uniqueIdentifier was used before on this contact.",
     tags,
@@ -40,7 +41,9 @@ interactionRoutes.openapi(
   createRoute({
     method: "get",
     path: "/contacts/{contactId}/interactions",
+    operationId: "listInteractionLogs",
     summary: "List a contact's interaction logs",
+    description: "Newest first. Filter by interactionTypeId (or \"note\") and by a since/until window on the log's date.",
     tags,
     security,
     middleware: reading("contacts:read"),

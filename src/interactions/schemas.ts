@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { cursorParam, limitParam, listEnvelope } from "../lib/pagination.ts";
-import { isoTimeSchema } from "../lib/time.ts";
+import { isoTimeSchema, timestampSchema } from "../lib/time.ts";
 
 
 /** Body of POST /contacts/{contactId}/interactions (interface §4.3, decisions §6). */
@@ -31,7 +31,9 @@ export const CreateInteractionBody = z
       });
     }
   })
-  .openapi("CreateInteraction");
+  .openapi("CreateInteraction", {
+    example: { interactionTypeId: "it_6xGxHzGt7qv2HWcmBJFm2n", note: "Called about the renewal; sending a quote.", uniqueIdentifier: "call-8841" },
+  });
 
 export type CreateInteractionInput = z.infer<typeof CreateInteractionBody>;
 
@@ -42,11 +44,22 @@ export const InteractionLogSchema = z
     interactionType: z.object({ id: z.string(), name: z.string() }),
     note: z.string(),
     fields: z.record(z.string(), z.string()),
-    date: z.string(),
+    date: timestampSchema,
     uniqueIdentifier: z.string().nullable(),
-    createdAt: z.string(),
+    createdAt: timestampSchema,
   })
-  .openapi("InteractionLog");
+  .openapi("InteractionLog", {
+    example: {
+      id: "il_TajkCCpNUxYOmrqKA5vPU6",
+      contactId: "CR-1",
+      interactionType: { id: "it_6xGxHzGt7qv2HWcmBJFm2n", name: "Call" },
+      note: "Called about the renewal; sending a quote.",
+      fields: { outcome: "quote requested" },
+      date: "2026-01-15T09:30:00.000Z",
+      uniqueIdentifier: "call-8841",
+      createdAt: "2026-01-15T09:31:02.114Z",
+    },
+  });
 
 export type InteractionLog = z.infer<typeof InteractionLogSchema>;
 

@@ -28,3 +28,6 @@ export function toIso(value: string): string | null {
 
 /** An ISO 8601 date or date-time in a body or a query (`date`, `since`, `until`, `updatedSince`). */
 export const isoTimeSchema = z.string().refine((v) => toIso(v) !== null, "must be an ISO 8601 timestamp.");
+
+/** A timestamp the service answers with: ISO 8601 UTC with milliseconds (see isoNow). */
+export const timestampSchema = z.string().openapi({ format: "date-time", example: "2026-01-15T09:30:00.000Z" });

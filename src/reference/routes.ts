@@ -11,11 +11,18 @@ import type { CATEGORIES } from "./schemas.ts";
 /** The four reference-data lists (interface §4.4, decisions §4); scope contacts:read. */
 export const referenceRoutes = new OpenAPIHono<AppEnv>();
 
-const listRoute = (path: string, schema: typeof ContactTypeList | typeof InteractionTypeList | typeof CustomFieldList | typeof TagList, summary: string) =>
+const listRoute = (
+  path: string,
+  schema: typeof ContactTypeList | typeof InteractionTypeList | typeof CustomFieldList | typeof TagList,
+  operationId: string,
+  summary: string,
+) =>
   createRoute({
     method: "get",
     path,
+    operationId,
     summary,
+    description: "One page, ordered by name then id. Read-only through the API: made with the CLI (`crm contact-type create`, …) or the admin console.",
     tags: ["Reference data"],
     security,
     middleware: reading("contacts:read"),
@@ -42,7 +49,7 @@ async function referencePage<R, T>(
 
 const byName = (row: { name: string; id: string }): [string, string] => [row.name, row.id];
 
-referenceRoutes.openapi(listRoute("/contact-types", ContactTypeList, "List contact types"), async (c) => {
+referenceRoutes.openapi(listRoute("/contact-types", ContactTypeList, "listContactTypes", "List contact types"), async (c) => {
   const projectId = c.var.caller.projectId;
   const page = await referencePage(c, "contact-types", (limit, after) => listNamed(c.var.db, "contact_types", projectId, limit, after), byName, (r) => ({
     id: r.id,
@@ -53,19 +60,19 @@ referenceRoutes.openapi(listRoute("/contact-types", ContactTypeList, "List conta
   return c.json(page, 200);
 });
 
-referenceRoutes.openapi(listRoute("/interaction-types", InteractionTypeList, "List interaction types"), async (c) => {
+referenceRoutes.openapi(listRoute("/interaction-types", InteractionTypeList, "listInteractionTypes", "List interaction types"), async (c) => {
   const projectId = c.var.caller.projectId;
   const page = await referencePage(c, "interaction-types", (limit, after) => listNamed(c.var.db, "interaction_types", projectId, limit, after), byName, (r) => ({ id: r.id, name: r.name }));
   return c.json(page, 200);
 });
 
-referenceRoutes.openapi(listRoute("/tags", TagList, "List tags"), async (c) => {
+referenceRoutes.openapi(listRoute("/tags", TagList, "listTags", "List tags"), async (c) => {
   const projectId = c.var.caller.projectId;
   const page = await referencePage(c, "tags", (limit, after) => listNamed(c.var.db, "tags", projectId, limit, after), byName, (r) => ({ id: r.id, name: r.name }));
   return c.json(page, 200);
 });
 
-referenceRoutes.openapi(listRoute("/custom-fields", CustomFieldList, "List custom fields"), async (c) => {
+referenceRoutes.openapi(listRoute("/custom-fields", CustomFieldList, "listCustomFields", "List custom fields"), async (c) => {
   const projectId = c.var.caller.projectId;
   const page = await referencePage(c, "custom-fields", (limit, after) => listCustomFields(c.var.db, projectId, limit, after), (r) => [r.title, r.id], (r) => ({
     id: r.id,

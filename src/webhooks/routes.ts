@@ -1,6 +1,6 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "../http/env.ts";
-import { commonErrors, errors, json, jsonRequest, reading, security, writing } from "../http/openapi.ts";
+import { commonErrors, created, errors, json, jsonRequest, reading, security, writing } from "../http/openapi.ts";
 import type { Prepare } from "../http/transaction.ts";
 import { toPage } from "../lib/pagination.ts";
 import { isoNow } from "../lib/time.ts";
@@ -40,7 +40,7 @@ const checkUrlFirst: Prepare = async (c) => {
 };
 
 webhookRoutes.openapi(
-  createRoute({ method: "get", path: "/webhooks", summary: "List subscriptions", tags, security, middleware: reading(scope), request: { query: PageQuery }, responses: { 200: json(WebhookList, "One page, oldest first."), ...commonErrors } }),
+  createRoute({ method: "get", path: "/webhooks", operationId: "listWebhooks", summary: "List subscriptions", description: "The project's subscriptions, oldest first, without their secrets.", tags, security, middleware: reading(scope), request: { query: PageQuery }, responses: { 200: json(WebhookList, "One page, oldest first."), ...commonErrors } }),
   async (c) => {
     const { limit, cursor } = c.req.valid("query");
     const { cursors } = c.var.deps;
@@ -52,22 +52,26 @@ webhookRoutes.openapi(
 );
 
 webhookRoutes.openapi(
-  createRoute({ method: "post", path: "/webhooks", summary: "Create a subscription", description: "The answer carries the signing secret, once.", tags, security, middleware: writing(scope, { prepare: checkUrlFirst }), request: { body: jsonRequest(CreateWebhookBody) }, responses: { 201: json(WebhookWithSecret, "Created, with its secret."), ...commonErrors } }),
-  async (c) => c.json(await createWebhook(c.var.db, c.var.deps.secrets, c.var.caller.projectId, c.req.valid("json"), c.var.checkedUrl, isoNow(c.var.deps.clock)), 201),
+  createRoute({ method: "post", path: "/webhooks", operationId: "createWebhook", summary: "Create a subscription", description: "The answer carries the signing secret, once.", tags, security, middleware: writing(scope, { prepare: checkUrlFirst }), request: { body: jsonRequest(CreateWebhookBody) }, responses: { 201: created(WebhookWithSecret, "Created, with its secret."), ...commonErrors } }),
+  async (c) => {
+    const webhook = await createWebhook(c.var.db, c.var.deps.secrets, c.var.caller.projectId, c.req.valid("json"), c.var.checkedUrl, isoNow(c.var.deps.clock));
+    c.header("Location", `/v1/webhooks/${webhook.id}`);
+    return c.json(webhook, 201);
+  },
 );
 
 webhookRoutes.openapi(
-  createRoute({ method: "get", path: "/webhooks/{id}", summary: "Get a subscription", tags, security, middleware: reading(scope), request: { params }, responses: { 200: json(WebhookSchema, "The subscription, without its secret."), ...commonErrors, 404: errors[404] } }),
+  createRoute({ method: "get", path: "/webhooks/{id}", operationId: "getWebhook", summary: "Get a subscription", description: "Its status, consecutiveFailures, lastSuccessAt and lastFailureReason tell its health.", tags, security, middleware: reading(scope), request: { params }, responses: { 200: json(WebhookSchema, "The subscription, without its secret."), ...commonErrors, 404: errors[404] } }),
   async (c) => c.json(toWebhook(await requireWebhook(c.var.db, c.var.caller.projectId, c.req.valid("param").id)), 200),
 );
 
 webhookRoutes.openapi(
-  createRoute({ method: "patch", path: "/webhooks/{id}", summary: "Update a subscription", description: "Setting status active again resets consecutiveFailures.", tags, security, middleware: writing(scope, { prepare: checkUrlFirst }), request: { params, body: jsonRequest(PatchWebhookBody) }, responses: { 200: json(WebhookSchema, "The subscription."), ...commonErrors, 404: errors[404] } }),
+  createRoute({ method: "patch", path: "/webhooks/{id}", operationId: "updateWebhook", summary: "Update a subscription", description: "Setting status active again resets consecutiveFailures.", tags, security, middleware: writing(scope, { prepare: checkUrlFirst }), request: { params, body: jsonRequest(PatchWebhookBody) }, responses: { 200: json(WebhookSchema, "The subscription."), ...commonErrors, 404: errors[404] } }),
   async (c) => c.json(await patchWebhook(c.var.db, c.var.caller.projectId, c.req.valid("param").id, c.req.valid("json"), c.var.checkedUrl, isoNow(c.var.deps.clock)), 200),
 );
 
 webhookRoutes.openapi(
-  createRoute({ method: "delete", path: "/webhooks/{id}", summary: "Delete a subscription", tags, security, middleware: writing(scope, { body: false }), request: { params }, responses: { 204: { description: "Deleted." }, ...commonErrors, 404: errors[404] } }),
+  createRoute({ method: "delete", path: "/webhooks/{id}", operationId: "deleteWebhook", summary: "Delete a subscription", description: "Nothing more is delivered to it; its pending deliveries are dropped.", tags, security, middleware: writing(scope, { body: false }), request: { params }, responses: { 204: { description: "Deleted." }, ...commonErrors, 404: errors[404] } }),
   async (c) => {
     await deleteWebhook(c.var.db, c.var.caller.projectId, c.req.valid("param").id);
     return c.body(null, 204);
@@ -75,22 +79,22 @@ webhookRoutes.openapi(
 );
 
 webhookRoutes.openapi(
-  createRoute({ method: "post", path: "/webhooks/{id}/test", summary: "Send a signed ping now", description: "Sent at once, outside the retry schedule; the answer tells the outcome.", tags, security, middleware: writing(scope, { body: false, transaction: false }), request: { params }, responses: { 200: json(TestResult, "The ping's outcome."), ...commonErrors, 404: errors[404] } }),
+  createRoute({ method: "post", path: "/webhooks/{id}/test", operationId: "testWebhook", summary: "Send a signed ping now", description: "Sent at once, outside the retry schedule; the answer tells the outcome.", tags, security, middleware: writing(scope, { body: false, transaction: false }), request: { params }, responses: { 200: json(TestResult, "The ping's outcome."), ...commonErrors, 404: errors[404] } }),
   async (c) => c.json(await sendTestPing(c.var.db, c.var.deps.webhooks, c.var.caller.projectId, c.req.valid("param").id), 200),
 );
 
 webhookRoutes.openapi(
-  createRoute({ method: "post", path: "/webhooks/{id}/rotate-secret", summary: "Rotate the signing secret", description: "For 24 h deliveries carry two signatures, the new one first.", tags, security, middleware: writing(scope, { body: false }), request: { params }, responses: { 200: json(WebhookWithSecret, "The subscription with its new secret."), ...commonErrors, 404: errors[404] } }),
+  createRoute({ method: "post", path: "/webhooks/{id}/rotate-secret", operationId: "rotateWebhookSecret", summary: "Rotate the signing secret", description: "For 24 h deliveries carry two signatures, the new one first.", tags, security, middleware: writing(scope, { body: false }), request: { params }, responses: { 200: json(WebhookWithSecret, "The subscription with its new secret."), ...commonErrors, 404: errors[404] } }),
   async (c) => c.json(await rotateSecret(c.var.db, c.var.deps.secrets, c.var.caller.projectId, c.req.valid("param").id, c.var.deps.clock.now()), 200),
 );
 
 webhookRoutes.openapi(
-  createRoute({ method: "post", path: "/webhooks/{id}/redeliver", summary: "Queue events again", description: "Same event ids, new delivery ids; at most 10,000 events per call; events already pending for the subscription are not queued twice. 409 while the subscription is disabled.", tags, security, middleware: writing(scope), request: { params, body: jsonRequest(RedeliverBody) }, responses: { 202: json(z.object({ queued: z.number().int() }).openapi("Queued"), "Queued."), ...commonErrors, 404: errors[404], 409: errors[409] } }),
+  createRoute({ method: "post", path: "/webhooks/{id}/redeliver", operationId: "redeliverWebhookEvents", summary: "Queue events again", description: "Same event ids, new delivery ids; at most 10,000 events per call; events already pending for the subscription are not queued twice. 409 while the subscription is disabled.", tags, security, middleware: writing(scope), request: { params, body: jsonRequest(RedeliverBody) }, responses: { 202: json(z.object({ queued: z.number().int() }).openapi("Queued"), "Queued."), ...commonErrors, 404: errors[404], 409: errors[409] } }),
   async (c) => c.json(await redeliver(c.var.db, c.var.caller.projectId, c.req.valid("param").id, c.req.valid("json"), c.var.deps.clock.now()), 202),
 );
 
 webhookRoutes.openapi(
-  createRoute({ method: "get", path: "/webhooks/{id}/attempts", summary: "List delivery attempts", tags, security, middleware: reading(scope), request: { params, query: PageQuery }, responses: { 200: json(AttemptList, "One page, newest first."), ...commonErrors, 404: errors[404] } }),
+  createRoute({ method: "get", path: "/webhooks/{id}/attempts", operationId: "listWebhookAttempts", summary: "List delivery attempts", description: "Every attempt of every delivery to the subscription, newest first: status code, duration, error and the start of the answer.", tags, security, middleware: reading(scope), request: { params, query: PageQuery }, responses: { 200: json(AttemptList, "One page, newest first."), ...commonErrors, 404: errors[404] } }),
   async (c) => {
     const { id } = c.req.valid("param");
     const { limit, cursor } = c.req.valid("query");

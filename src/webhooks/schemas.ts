@@ -1,7 +1,20 @@
 import { z } from "@hono/zod-openapi";
 import { EVENT_TYPES } from "../events/catalog.ts";
 import { cursorParam, limitParam, listEnvelope } from "../lib/pagination.ts";
-import { isoTimeSchema } from "../lib/time.ts";
+import { isoTimeSchema, timestampSchema } from "../lib/time.ts";
+
+const webhookExample = {
+  id: "wh_2b1kV0yXcW8n4sQ3eF6gHj",
+  url: "https://hooks.example.com/crm",
+  events: ["contact.created", "contact.updated"],
+  description: "Sync to the billing system",
+  status: "active",
+  consecutiveFailures: 0,
+  lastSuccessAt: "2026-01-15T09:30:01.201Z",
+  lastFailureReason: null,
+  createdAt: "2026-01-02T08:00:00.000Z",
+  updatedAt: "2026-01-02T08:00:00.000Z",
+};
 
 const events = z
   .array(z.enum([...EVENT_TYPES, "*"], { error: `events are ${EVENT_TYPES.join(", ")} or "*".` }))
@@ -9,10 +22,12 @@ const events = z
   .refine((list) => !list.includes("*") || list.length === 1, 'use ["*"] alone for every event.')
   .openapi({ example: ["contact.created", "contact.updated"] });
 
-const url = z.string().max(2048, "at most 2048 characters.").openapi({ example: "https://hooks.example.com/crm" });
+const url = z.string().max(2048, "at most 2048 characters.").openapi({ format: "uri", example: "https://hooks.example.com/crm" });
 const description = z.string().max(1000, "at most 1000 characters.").nullable().optional();
 
-export const CreateWebhookBody = z.strictObject({ url, events, description }).openapi("CreateWebhook");
+export const CreateWebhookBody = z.strictObject({ url, events, description }).openapi("CreateWebhook", {
+  example: { url: "https://hooks.example.com/crm", events: ["contact.created", "contact.updated"], description: "Sync to the billing system" },
+});
 export const PatchWebhookBody = z
   .strictObject({ url: url.optional(), events: events.optional(), description, status: z.enum(["active", "disabled"]).optional() })
   .openapi("PatchWebhook");
@@ -20,22 +35,22 @@ export const PatchWebhookBody = z
 export const WebhookSchema = z
   .object({
     id: z.string().openapi({ example: "wh_2b1kV0yXcW8n4sQ3eF6gHj" }),
-    url: z.string(),
+    url: z.url(),
     events: z.array(z.string()),
     description: z.string().nullable(),
     status: z.enum(["active", "disabled"]),
     consecutiveFailures: z.number().int(),
-    lastSuccessAt: z.string().nullable(),
+    lastSuccessAt: timestampSchema.nullable(),
     lastFailureReason: z.string().nullable(),
-    createdAt: z.string(),
-    updatedAt: z.string(),
+    createdAt: timestampSchema,
+    updatedAt: timestampSchema,
   })
-  .openapi("Webhook");
+  .openapi("Webhook", { example: webhookExample });
 export type Webhook = z.infer<typeof WebhookSchema>;
 
 export const WebhookWithSecret = WebhookSchema.extend({
-  secret: z.string().openapi({ description: "Signing secret, shown once.", example: "whsec_…" }),
-}).openapi("WebhookWithSecret");
+  secret: z.string().openapi({ description: "Signing secret, shown once." }),
+}).openapi("WebhookWithSecret", { example: { ...webhookExample, secret: "whsec_XjM6mL/7Q/PSjz8FO54zXKV8mIgQjk2LJll43xRJ+UY=" } });
 
 export const WebhookList = listEnvelope(WebhookSchema, "WebhookList");
 export const WebhookIdParam = z.object({ id: z.string().openapi({ param: { name: "id", in: "path" } }) });
@@ -69,7 +84,7 @@ export const AttemptSchema = z
     eventId: z.string(),
     deliveryId: z.string(),
     attempt: z.number().int(),
-    at: z.string(),
+    at: timestampSchema,
     statusCode: z.number().int().nullable(),
     durationMs: z.number().int(),
     error: z.string().nullable(),

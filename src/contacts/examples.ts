@@ -1,0 +1,32 @@
+/** Examples of the OpenAPI document (decisions §15): a contact as the API answers it. */
+export const contactExample = {
+  contactId: "CR-1",
+  identityType: "personal",
+  source: "api",
+  firstName: "Ada",
+  lastName: "Lovelace",
+  email: "ada@example.com",
+  phone: "+1 415 555 0100",
+  businessName: null,
+  website: null,
+  address: { line1: "12 St James's Square", line2: null, city: "London", state: null, zip: "SW1Y 4JH", country: "GB" },
+  contactType: { id: "ct_I0FWrkfPO6L4ODEfgC7iRr", name: "Lead", category: "Lead" },
+  tags: [{ id: "tag_g1ednLRKwkIMnOT2pTt3yK", name: "vip" }],
+  subscribed: true,
+  smsSubscribed: false,
+  notes: null,
+  customFields: { cf_3kTq9bWm1ZsX0aPvL7yRnE: "Analytical engines" },
+  createdAt: "2026-01-15T09:30:00.000Z",
+  updatedAt: "2026-01-15T09:30:00.000Z",
+} as const;
+
+export const createContactExample = {
+  firstName: "Ada",
+  lastName: "Lovelace",
+  email: "ada@example.com",
+  phone: "+1 415 555 0100",
+  contactTypeId: "ct_I0FWrkfPO6L4ODEfgC7iRr",
+  tags: ["vip"],
+  address: { city: "London", country: "GB" },
+  subscribed: true,
+};

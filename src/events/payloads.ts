@@ -1,0 +1,75 @@
+import { z } from "@hono/zod-openapi";
+import { ContactSchema } from "../contacts/schemas.ts";
+import { InteractionLogSchema } from "../interactions/schemas.ts";
+import { timestampSchema } from "../lib/time.ts";
+import type { EventType } from "./catalog.ts";
+
+/**
+ * The `data` of each event (interface §6.1, decisions §7): the one definition of what a
+ * payload holds. `recordEvent` takes data of these types, and the OpenAPI document's
+ * `webhooks` section and GET /events show them (decisions §15).
+ */
+const ContactCreatedData = z.object({ contact: ContactSchema }).openapi("ContactCreatedData");
+
+const ContactUpdatedData = z
+  .object({
+    contact: ContactSchema,
+    changedFields: z.array(z.string()).openapi({ description: "Fields the update changed.", example: ["email"] }),
+    previousContactId: z.string().optional().openapi({ description: "Present when the update relabelled the contact.", example: "CR-7" }),
+  })
+  .openapi("ContactUpdatedData");
+
+const InteractionLogCreatedData = z
+  .object({
+    interactionLog: InteractionLogSchema,
+    contact: z.object({ contactId: z.string(), firstName: z.string().nullable(), lastName: z.string().nullable(), email: z.string().nullable() }),
+  })
+  .openapi("InteractionLogCreatedData");
+
+const WebFormSubmittedData = z
+  .object({
+    form: z.object({ id: z.string(), name: z.string() }),
+    submission: z.object({
+      id: z.string(),
+      submittedAt: timestampSchema,
+      values: z.record(z.string(), z.unknown()).openapi({ description: "The accepted field values, as stored with the submission." }),
+    }),
+    contact: ContactSchema,
+  })
+  .openapi("WebFormSubmittedData");
+
+const PingData = z
+  .object({ webhookId: z.string(), message: z.string() })
+  .openapi("PingData", { example: { webhookId: "wh_2b1kV0yXcW8n4sQ3eF6gHj", message: "Test ping: this subscription receives signed events." } });
+
+export const eventData = {
+  "contact.created": ContactCreatedData,
+  "contact.updated": ContactUpdatedData,
+  "interaction_log.created": InteractionLogCreatedData,
+  "web_form.submitted": WebFormSubmittedData,
+} as const satisfies Record<EventType, z.ZodType>;
+
+export type EventData<T extends EventType> = z.input<(typeof eventData)[T]>;
+
+/** The body of a delivery and of an item of GET /events (interface §6.2), per event. */
+const envelope = <N extends string, D extends z.ZodType>(event: N, data: D, name: string) =>
+  z
+    .object({
+      id: z.string().openapi({ description: "Event id; the same across retries.", example: "evt_vBNIXAiiOR1ffcpH4hG8WC" }),
+      event: z.literal(event),
+      apiVersion: z.literal("v1"),
+      projectId: z.string().openapi({ example: "prj_VInDBXjYoczZESBTNWt7WN" }),
+      createdAt: timestampSchema,
+      data,
+    })
+    .openapi(name);
+
+export const eventEnvelopes = {
+  "contact.created": envelope("contact.created", ContactCreatedData, "ContactCreatedEvent"),
+  "contact.updated": envelope("contact.updated", ContactUpdatedData, "ContactUpdatedEvent"),
+  "interaction_log.created": envelope("interaction_log.created", InteractionLogCreatedData, "InteractionLogCreatedEvent"),
+  "web_form.submitted": envelope("web_form.submitted", WebFormSubmittedData, "WebFormSubmittedEvent"),
+} as const satisfies Record<EventType, z.ZodType>;
+
+/** The body of the test ping (decisions §7): the envelope with `event: "ping"`. */
+export const PingEvent = envelope("ping", PingData, "PingEvent");
