@@ -50,7 +50,7 @@ export function openApiDocument(api: OpenAPIHono<AppEnv>): string {
   document.components.headers = headerComponents;
   document.components.parameters = { ...document.components.parameters, IdempotencyKey: IdempotencyKeyParameter };
   for (const [method, operation] of operations(document)) completeOperation(method, operation);
-  exclusiveShapes(document, "CreateInteraction", { InteractionOfType: "interactionTypeId", Note: "type" });
+  exclusiveShapes(document, "CreateInteraction", { CreateTypedInteraction: "interactionTypeId", CreateNoteInteraction: "type" });
   completeExamples(document);
   return JSON.stringify(document);
 }
@@ -82,12 +82,13 @@ function completeOperation(method: string, operation: Json) {
   }
   if (idempotent) {
     operation.parameters = [...(operation.parameters ?? []), { $ref: "#/components/parameters/IdempotencyKey" }];
-    responses[409] ??= errorResponse("A request with this Idempotency-Key is still being processed.");
+    responses[409] ??= errorResponse("A request with this Idempotency-Key is still being processed (with Retry-After).");
   }
   for (const [status, response] of Object.entries(responses) as [string, Json][]) {
     const headers: Json = { "X-Request-Id": ref("X-Request-Id"), ...response.headers };
     if (authenticated && status !== "401") for (const name of RATE_LIMIT_HEADERS) headers[name] = ref(name);
-    if (status === "429" || status === "500") headers["Retry-After"] = ref("Retry-After");
+    // A 409 of a keyed POST may be an Idempotency-Key still in flight, answered with Retry-After: 1.
+    if (status === "429" || status === "500" || (idempotent && status === "409")) headers["Retry-After"] = ref("Retry-After");
     if (idempotent && status.startsWith("2")) headers["Idempotent-Replayed"] = ref("Idempotent-Replayed");
     response.headers = headers;
   }
@@ -105,7 +106,7 @@ function exclusiveShapes(document: Json, name: string, shapes: Record<string, st
   const own = Object.values(shapes);
   for (const [shape, field] of Object.entries(shapes)) {
     const shared = Object.fromEntries(Object.entries(properties).filter(([key]) => !own.includes(key) || key === field));
-    schemas[`${name}${shape}`] = { ...rest, properties: shared, required: [...required, field] };
+    schemas[shape] = { ...rest, properties: shared, required: [...required, field] };
   }
-  schemas[name] = { oneOf: Object.keys(shapes).map((shape) => ({ $ref: `#/components/schemas/${name}${shape}` })), ...(example ? { example } : {}) };
+  schemas[name] = { oneOf: Object.keys(shapes).map((shape) => ({ $ref: `#/components/schemas/${shape}` })), ...(example ? { example } : {}) };
 }

@@ -46,7 +46,10 @@ export function transactional(options: { transaction: boolean; prepare?: Prepare
     const keyId = c.var.caller.keyId;
     const token = `${keyId}\n${idempotencyKey}`;
     if (inFlight.has(token)) {
-      throw new ApiError("ERR_CONFLICT", "A request with this Idempotency-Key is still being processed.");
+      // Retry-After: the first request is running, a retry in a moment gets its stored answer.
+      throw new ApiError("ERR_CONFLICT", "A request with this Idempotency-Key is still being processed; retry after the time in Retry-After.", undefined, {
+        "Retry-After": "1",
+      });
     }
     inFlight.add(token);
     try {

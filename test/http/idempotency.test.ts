@@ -252,7 +252,7 @@ describe("Idempotency-Key while the first request is still running (service in t
     await server?.stop();
   });
 
-  test("a repeat while the first request with the key is still running is 409 ERR_CONFLICT; once the first answered 201, a repeat replays it", async () => {
+  test("a repeat while the first request with the key is still running is 409 ERR_CONFLICT with Retry-After: 1; once the first answered 201, a repeat replays it", async () => {
     const p = await server.newProject();
     const idem = uniq();
     const headers = { "Idempotency-Key": idem };
@@ -267,6 +267,7 @@ describe("Idempotency-Key while the first request is still running (service in t
     expectError(repeat, "ERR_CONFLICT");
     expect(repeat.json.fieldName).toBeUndefined();
     expect(repeat.headers.get("idempotent-replayed")).toBeNull();
+    expect(repeat.headers.get("retry-after")).toBe("1"); // a retry in a moment gets the stored answer
     // Whatever the body: the key is taken while the first runs.
     expectError(await p.api("POST", "/webhooks", { body: { ...body, description: "other" }, headers }), "ERR_CONFLICT");
     expect(firstAnswered).toBe(false);

@@ -1,0 +1,65 @@
+/**
+ * `createClient`: a thin wrapper over openapi-fetch typed by the generated `paths`
+ * (decisions §15). Every operation is called as `crm.GET("/contacts/{contactId}", ...)`,
+ * its parameters, body and answers typed from the OpenAPI document; the wrapper adds the
+ * key, the `/v1` base, retries and idempotency keys (retry.ts) and `paginate` (paginate.ts).
+ */
+import createOpenApiClient, { type Client } from "openapi-fetch";
+import { paginator } from "./paginate.ts";
+import { DEFAULT_RETRY, retryingFetch, type FetchLike, type RetryOptions } from "./retry.ts";
+import type { paths } from "./schema.d.ts";
+
+export interface ClientOptions {
+  /**
+   * Where the service runs, e.g. `http://localhost:3000`. The paths of the API live under
+   * `/v1` (interface §9), which is appended unless `baseUrl` already ends in `/v1`, so both
+   * `https://crm.example.com` and `https://crm.example.com/v1` work.
+   */
+  baseUrl: string;
+  /** An API key (`crm_live_...` or `crm_test_...`), sent as `Authorization: Bearer`. */
+  apiKey: string;
+  /** The fetch to send with (default: the global fetch, looked up at each call). */
+  fetch?: FetchLike;
+  /** Retry policy of 429, 5xx and network errors (retry.ts); `false` never retries. */
+  retry?: Partial<RetryOptions> | false;
+}
+
+/** The API's base address: `baseUrl` without a trailing slash, ending in `/v1`. */
+export function apiBaseUrl(baseUrl: string): string {
+  const trimmed = baseUrl.replace(/\/+$/, "");
+  return trimmed.endsWith("/v1") ? trimmed : `${trimmed}/v1`;
+}
+
+export interface CrmClient {
+  GET: Client<paths>["GET"];
+  POST: Client<paths>["POST"];
+  PATCH: Client<paths>["PATCH"];
+  DELETE: Client<paths>["DELETE"];
+  /** Any method by name: `crm.request("get", "/ping")`. */
+  request: Client<paths>["request"];
+  /** openapi-fetch middleware (onRequest / onResponse / onError). */
+  use: Client<paths>["use"];
+  eject: Client<paths>["eject"];
+  /** Every item of a list, page after page: `for await (const c of crm.paginate("/contacts")) ...`. */
+  paginate: ReturnType<typeof paginator>;
+}
+
+export function createClient(options: ClientOptions): CrmClient {
+  const send: FetchLike = options.fetch ?? ((request) => globalThis.fetch(request));
+  const policy = options.retry === false ? { ...DEFAULT_RETRY, maxAttempts: 1 } : { ...DEFAULT_RETRY, ...options.retry };
+  const client = createOpenApiClient<paths>({
+    baseUrl: apiBaseUrl(options.baseUrl),
+    headers: { Authorization: `Bearer ${options.apiKey}` },
+    fetch: retryingFetch(send, policy),
+  });
+  return {
+    GET: client.GET,
+    POST: client.POST,
+    PATCH: client.PATCH,
+    DELETE: client.DELETE,
+    request: client.request,
+    use: client.use,
+    eject: client.eject,
+    paginate: paginator(client),
+  };
+}
