@@ -27,7 +27,7 @@ export async function applyContactInput(db: Db, projectId: string, current: Cont
 
   if (input.contactTypeId !== undefined) {
     if (input.contactTypeId !== null && !(await findContactType(db, projectId, input.contactTypeId))) {
-      throw validationError("contactTypeId", "Unknown contactTypeId.");
+      throw validationError("contactTypeId", "contactTypeId is not a contact type of this project.");
     }
     next.contactTypeId = input.contactTypeId;
   }
@@ -47,7 +47,7 @@ export async function applyContactInput(db: Db, projectId: string, current: Cont
   else if (input.identityType === null) next.identityType = next.businessName ? "business" : "personal";
   else if (input.businessName) next.identityType = "business";
   if (next.identityType === "personal" && next.businessName !== null) {
-    throw validationError("identityType", "A contact with a businessName cannot be personal.");
+    throw validationError("identityType", "identityType cannot be personal for a contact with a businessName.");
   }
   const present = [next.firstName, next.lastName, next.email, next.phone, next.businessName].some((v) => v && v.trim() !== "");
   if (!present) {
@@ -62,15 +62,15 @@ async function mergeCustomFields(db: Db, projectId: string, target: Record<strin
   const byTitle = new Map(fields.map((f) => [f.title, f]));
   for (const [key, value] of Object.entries(values)) {
     const field = byId.get(key) ?? byTitle.get(key);
-    if (!field) throw validationError(`customFields.${key}`, `Unknown custom field ${key}.`);
+    if (!field) throw validationError(`customFields.${key}`, `customFields.${key} is not a custom field of this project (by id or title).`);
     const fieldName = `customFields.${field.id}`;
     if (value === null) {
-      if (field.type === "image" || field.type === "offering-list") throw validationError(fieldName, `${field.title}: this field is read-only.`);
+      if (field.type === "image" || field.type === "offering-list") throw validationError(fieldName, `${fieldName} (${field.title}) is read-only.`);
       delete target[field.id];
       continue;
     }
     const checked = checkCustomValue(field, value);
-    if (!checked.ok) throw validationError(fieldName, checked.reason);
+    if (!checked.ok) throw validationError(fieldName, `${fieldName} (${field.title}) ${checked.reason}`);
     target[field.id] = checked.value;
   }
 }

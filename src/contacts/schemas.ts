@@ -5,7 +5,7 @@ import { isoTimeSchema, timestampSchema } from "../lib/time.ts";
 import { contactExample, createContactExample } from "./examples.ts";
 import { CATEGORIES, TagSchema } from "../reference/schemas.ts";
 
-const text = (max: number) => z.string().max(max, `at most ${max} characters.`);
+const text = (max: number) => z.string().max(max, `must be at most ${max} characters.`);
 const name = text(255).nullable().optional();
 
 const email = text(254)
@@ -20,7 +20,7 @@ export const ADDRESS_KEYS = ["line1", "line2", "city", "state", "zip", "country"
 
 const AddressInput = z.strictObject(Object.fromEntries(ADDRESS_KEYS.map((k) => [k, name])) as Record<(typeof ADDRESS_KEYS)[number], typeof name>);
 
-const tagRef = z.string().min(1, "tag names are 1–64 characters.").max(64, "tag names are 1–64 characters.");
+const tagRef = z.string().min(1, "must be 1–64 characters.").max(64, "must be 1–64 characters.");
 
 /** Fields writable on create (decisions §5); PATCH takes the same plus contactId. */
 const writable = {
@@ -32,7 +32,7 @@ const writable = {
   website,
   address: AddressInput.nullable().optional(),
   contactTypeId: z.string().nullable().optional(),
-  tags: z.array(tagRef).max(100, "at most 100 tags per contact.").nullable().optional().openapi({
+  tags: z.array(tagRef).max(100, "must have at most 100 items.").nullable().optional().openapi({
     description: "Tag names or ids; unknown names are created.",
   }),
   customFields: z.record(z.string(), z.unknown()).nullable().optional().openapi({
@@ -54,7 +54,7 @@ export const MAX_RELABEL_NUMBER = 999_999_999_999;
 
 const relabel = z
   .string()
-  .regex(/^CR-\d+$/, "must be CR-<digits>.")
+  .regex(/^CR-\d+$/, "must be CR- followed by digits, such as CR-1001.")
   .refine((v) => Number(v.slice(3)) <= MAX_RELABEL_NUMBER, "must be CR-<n> with n at most 999999999999.")
   .openapi({ example: "CR-1001", description: "Relabels the contact: CR-<n>, n at most 999,999,999,999, unused in the project." });
 
@@ -109,7 +109,7 @@ export const ListContactsQuery = z.object({
   contactTypeId: z.string().optional(),
   contactTypeCategory: z.enum(CATEGORIES).optional(),
   tag: z
-    .union([z.string(), z.array(z.string()).max(MAX_TAG_FILTERS, `at most ${MAX_TAG_FILTERS} tag filters in one query.`)])
+    .union([z.string(), z.array(z.string()).max(MAX_TAG_FILTERS, `must be given at most ${MAX_TAG_FILTERS} times.`)])
     .optional()
     .openapi({ description: `Repeatable, at most ${MAX_TAG_FILTERS} times; every tag must match.` }),
   updatedSince: isoTimeSchema.optional(),

@@ -61,7 +61,7 @@ export function formPage(
     ? `<div class="errors" role="alert" aria-labelledby="errors-title">
 <h2 id="errors-title">Please correct ${errors.length === 1 ? "this field" : "these fields"}</h2>
 <ul>
-${errors.map((e) => `<li><a href="#${inputId(e.fieldName)}">${escape(labelOf(e.fieldName))}: ${escape(detail(e.message, labelOf(e.fieldName)))}</a></li>`).join("\n")}
+${errors.map((e) => `<li><a href="#${inputId(e.fieldName)}">${escape(labelOf(e.fieldName))}: ${escape(detail(e))}</a></li>`).join("\n")}
 </ul>
 </div>`
     : "";
@@ -95,7 +95,7 @@ function field(spec: FieldSpec, values: string[], error: FieldError | undefined,
   const name = escape(spec.name);
   const errorId = `${id}-error`;
   const aria = error ? ` aria-invalid="true" aria-describedby="${errorId}"` : "";
-  const errorLine = error ? `\n<p class="error" id="${errorId}">${escape(detail(error.message, spec.label))}</p>` : "";
+  const errorLine = error ? `\n<p class="error" id="${errorId}">${escape(detail(error))}</p>` : "";
   const req = required ? " required" : "";
   const value = values[values.length - 1] ?? "";
   if (spec.kind === "radio" || spec.kind === "multiselect") {
@@ -134,9 +134,8 @@ function valuesOf(value: unknown): string[] {
   return (Array.isArray(value) ? value : [value]).map(String);
 }
 
-/** "email: must be a valid email address." → "must be a valid email address." (the label says which field). */
-function detail(message: string, label: string): string {
-  const m = /^[^:\s]+: (.+)$/s.exec(message);
-  const text = message.startsWith(`${label}: `) ? message.slice(label.length + 2) : m ? m[1]! : message;
+/** "email must be a valid email address." → "Must be a valid email address." (the label beside it says which field). */
+function detail({ fieldName, message }: FieldError): string {
+  const text = message.startsWith(`${fieldName} `) ? message.slice(fieldName.length + 1) : message;
   return text.charAt(0).toUpperCase() + text.slice(1);
 }

@@ -61,7 +61,7 @@ export function toContactInput(specs: FieldSpec[], raw: RawSubmission, encoding:
     values[key] = value;
     // Checked here too (applyContactInput checks again) so the page can list every error at once.
     const checked = spec.field ? checkCustomValue(spec.field, value) : undefined;
-    if (checked && !checked.ok) errors.push({ fieldName: key, message: checked.reason });
+    if (checked && !checked.ok) errors.push({ fieldName: key, message: `${key} ${checked.reason}` });
     if (spec.custom) (body.customFields ??= {})[key] = value;
     else if (key.startsWith("address.")) (body.address ??= {})[key.slice("address.".length)] = value;
     else body[key] = value;
@@ -69,7 +69,7 @@ export function toContactInput(specs: FieldSpec[], raw: RawSubmission, encoding:
   const parsed = CreateContactBody.safeParse(body);
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
-      const failure = validationFailure(new z.ZodError([issue]));
+      const failure = validationFailure(new z.ZodError([issue]), { input: body });
       errors.push({ fieldName: formFieldName(failure.fieldName!, specs), message: failure.message });
     }
   }

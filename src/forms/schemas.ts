@@ -6,7 +6,7 @@ export const FormIdParam = z.object({
   formId: z.string().openapi({ param: { name: "formId", in: "path" }, example: "frm_4GJm2sWq8YtR1nXcB7dLp0" }),
 });
 
-export const SubmissionBody = z.record(z.string(), z.unknown(), { error: "expected an object of field values." }).openapi("FormSubmission", {
+export const SubmissionBody = z.record(z.string(), z.unknown(), { error: "must be an object of field values." }).openapi("FormSubmission", {
   description:
     "The form's field names (contact fields such as `email` or `address.city`, custom-field ids) → values. " +
     "Blank values count as not sent. `_hp` is the honeypot: leave it out or empty.",

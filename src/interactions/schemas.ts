@@ -7,17 +7,17 @@ import { isoTimeSchema, timestampSchema } from "../lib/time.ts";
 export const CreateInteractionBody = z
   .strictObject({
     interactionTypeId: z.string().optional(),
-    type: z.literal("note", { error: 'type must be "note".' }).optional(),
-    note: z.string().max(65_535, "at most 65535 characters.").optional(),
+    type: z.literal("note", { error: 'must be "note".' }).optional(),
+    note: z.string().max(65_535, "must be at most 65535 characters.").optional(),
     date: isoTimeSchema.optional().openapi({ description: "Defaults to now." }),
     fields: z
       .record(
-        z.string().min(1, "field keys are 1–64 characters.").max(64, "field keys are 1–64 characters."),
-        z.string({ error: "field values must be strings." }).max(2000, "at most 2000 characters."),
+        z.string().min(1, "must have a name of 1–64 characters.").max(64, "must have a name of 1–64 characters."),
+        z.string({ error: "must be a string." }).max(2000, "must be at most 2000 characters."),
       )
-      .refine((f) => Object.keys(f).length <= 50, "at most 50 fields.")
+      .refine((f) => Object.keys(f).length <= 50, "must have at most 50 entries.")
       .optional(),
-    uniqueIdentifier: z.string().min(1).max(255, "at most 255 characters.").optional().openapi({
+    uniqueIdentifier: z.string().min(1).max(255, "must be at most 255 characters.").optional().openapi({
       description: "Makes the write idempotent per contact: a repeat answers 200 with the stored log.",
     }),
   })
@@ -27,7 +27,7 @@ export const CreateInteractionBody = z
       ctx.addIssue({
         code: "custom",
         path: ["interactionTypeId"],
-        message: 'Give exactly one of interactionTypeId and type: "note".',
+        message: 'or type "note" is required, but not both.',
       });
     }
   })

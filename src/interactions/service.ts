@@ -47,7 +47,7 @@ export async function createInteraction(db: Db, projectId: string, contactNumber
     if (existing) return { log: toLog(existing, contactId), created: false };
   }
   if (input.interactionTypeId !== undefined && !(await findInteractionType(db, projectId, input.interactionTypeId))) {
-    throw validationError("interactionTypeId", "Unknown interactionTypeId.");
+    throw validationError("interactionTypeId", "interactionTypeId is not an interaction type of this project.");
   }
   const id = newId("il");
   const inserted = await repo.insertLog(db, {

@@ -3,10 +3,10 @@ import type { CursorCodec } from "./cursor.ts";
 
 /** `limit` of every list: default 50, 1–200 (decisions §5). */
 export const limitParam = z.coerce
-  .number({ error: "limit must be an integer from 1 to 200." })
-  .int("limit must be an integer from 1 to 200.")
-  .min(1, "limit must be an integer from 1 to 200.")
-  .max(200, "limit must be an integer from 1 to 200.")
+  .number({ error: "must be an integer from 1 to 200." })
+  .int("must be an integer from 1 to 200.")
+  .min(1, "must be an integer from 1 to 200.")
+  .max(200, "must be an integer from 1 to 200.")
   .default(50)
   .openapi({ description: "Page size, 1–200.", example: 50 });
 

@@ -27,7 +27,10 @@ export function toIso(value: string): string | null {
 }
 
 /** An ISO 8601 date or date-time in a body or a query (`date`, `since`, `until`, `updatedSince`). */
-export const isoTimeSchema = z.string().refine((v) => toIso(v) !== null, "must be an ISO 8601 timestamp.");
+export const isoTimeSchema = z
+  .string()
+  .refine((v) => toIso(v) !== null, "must be an ISO 8601 timestamp, such as 2024-05-01T10:00:00Z or 2024-05-01.")
+  .openapi({ format: "date-time", description: "ISO 8601; a date alone (2024-05-01) means its midnight UTC.", example: "2026-01-15T09:30:00Z" });
 
 /** A timestamp the service answers with: ISO 8601 UTC with milliseconds (see isoNow). */
 export const timestampSchema = z.string().openapi({ format: "date-time", example: "2026-01-15T09:30:00.000Z" });

@@ -20,47 +20,48 @@ export interface CustomField {
 
 /**
  * Checks one written value against its field's type (decisions §5); returns the value to
- * store, or the reason it is refused.
+ * store, or the reason it is refused: a predicate the caller puts the field's name in front
+ * of ("must be a number.", src/http/validation.ts).
  */
 export function checkCustomValue(field: CustomField, value: unknown): { ok: true; value: unknown } | { ok: false; reason: string } {
-  const fail = (reason: string) => ({ ok: false as const, reason: `${field.title}: ${reason}` });
-  if (READ_ONLY_TYPES.includes(field.type)) return fail("this field is read-only.");
+  const fail = (reason: string) => ({ ok: false as const, reason });
+  if (READ_ONLY_TYPES.includes(field.type)) return fail("is read-only.");
   switch (field.type) {
     case "text":
     case "textarea":
-      if (typeof value !== "string") return fail("expected a string.");
-      if (value.length > 10_000) return fail("at most 10000 characters.");
+      if (typeof value !== "string") return fail("must be a string.");
+      if (value.length > 10_000) return fail("must be at most 10000 characters.");
       return { ok: true, value };
     case "number":
-      if (typeof value !== "number" || !Number.isFinite(value)) return fail("expected a number.");
+      if (typeof value !== "number" || !Number.isFinite(value)) return fail("must be a number.");
       return { ok: true, value };
     case "date":
-      if (typeof value !== "string" || toIso(value) === null) return fail("expected an ISO 8601 date.");
+      if (typeof value !== "string" || toIso(value) === null) return fail("must be an ISO 8601 date, such as 2024-05-01.");
       return { ok: true, value };
     case "checkbox":
-      if (typeof value !== "boolean") return fail("expected true or false.");
+      if (typeof value !== "boolean") return fail("must be true or false.");
       return { ok: true, value };
     case "url":
-      if (typeof value !== "string" || value.length > 2048 || !isHttpUrl(value)) return fail("expected an http(s) URL.");
+      if (typeof value !== "string" || value.length > 2048 || !isHttpUrl(value)) return fail("must be an http(s) URL of at most 2048 characters.");
       return { ok: true, value };
     case "email":
-      if (typeof value !== "string" || !isEmail(value.trim())) return fail("expected an email address.");
+      if (typeof value !== "string" || !isEmail(value.trim())) return fail("must be a valid email address.");
       return { ok: true, value: value.trim() };
     case "phone":
-      if (typeof value !== "string" || value.length > 32 || !/\d/.test(value)) return fail("expected a phone number.");
+      if (typeof value !== "string" || value.length > 32 || !/\d/.test(value)) return fail("must be a phone number of at most 32 characters.");
       return { ok: true, value };
     case "select":
     case "radio":
       if (typeof value !== "string" || !field.options?.includes(value)) {
-        return fail(`expected one of: ${(field.options ?? []).join(", ")}.`);
+        return fail(`must be one of ${(field.options ?? []).join(", ")}.`);
       }
       return { ok: true, value };
     case "multiselect":
       if (!Array.isArray(value) || value.some((v) => typeof v !== "string" || !field.options?.includes(v))) {
-        return fail(`expected an array of: ${(field.options ?? []).join(", ")}.`);
+        return fail(`must be an array of values, each one of ${(field.options ?? []).join(", ")}.`);
       }
       return { ok: true, value: [...new Set(value)] };
     default:
-      return fail("unsupported field type.");
+      return fail("has a type that cannot be written.");
   }
 }

@@ -112,7 +112,7 @@ export async function checkUrl(
     addresses = [];
   }
   if (addresses.length === 0) {
-    return requireResolution ? { ok: false, reason: `could not resolve ${host}.` } : { ok: true, url, addresses };
+    return requireResolution ? { ok: false, reason: `url host ${host} could not be resolved.` } : { ok: true, url, addresses };
   }
   if (!sandbox && !addresses.every(isPublicAddress)) return { ok: false, reason: "url must resolve to a public address." };
   return { ok: true, url, addresses };

@@ -17,13 +17,13 @@ const webhookExample = {
 };
 
 const events = z
-  .array(z.enum([...EVENT_TYPES, "*"], { error: `events are ${EVENT_TYPES.join(", ")} or "*".` }))
-  .min(1, "give at least one event, or [\"*\"].")
-  .refine((list) => !list.includes("*") || list.length === 1, 'use ["*"] alone for every event.')
+  .array(z.enum([...EVENT_TYPES, "*"], { error: `must be one of ${EVENT_TYPES.join(", ")}, *.` }))
+  .min(1, 'must have at least 1 item; ["*"] means every event.')
+  .refine((list) => !list.includes("*") || list.length === 1, 'must not mix "*" with other values.')
   .openapi({ example: ["contact.created", "contact.updated"] });
 
-const url = z.string().max(2048, "at most 2048 characters.").openapi({ format: "uri", example: "https://hooks.example.com/crm" });
-const description = z.string().max(1000, "at most 1000 characters.").nullable().optional();
+const url = z.string().max(2048, "must be at most 2048 characters.").openapi({ format: "uri", example: "https://hooks.example.com/crm" });
+const description = z.string().max(1000, "must be at most 1000 characters.").nullable().optional();
 
 export const CreateWebhookBody = z.strictObject({ url, events, description }).openapi("CreateWebhook", {
   example: { url: "https://hooks.example.com/crm", events: ["contact.created", "contact.updated"], description: "Sync to the billing system" },
@@ -65,15 +65,15 @@ export const REDELIVER_MAX = 10_000;
 
 export const RedeliverBody = z
   .strictObject({
-    eventIds: z.array(z.string()).min(1).max(REDELIVER_MAX, "at most 10,000 events in one call.").optional(),
+    eventIds: z.array(z.string()).min(1).max(REDELIVER_MAX, "must have at most 10,000 items.").optional(),
     since: isoTimeSchema.optional(),
     until: isoTimeSchema.optional(),
   })
   .superRefine((b, ctx) => {
     if ((b.eventIds === undefined) === (b.since === undefined)) {
-      ctx.addIssue({ code: "custom", path: ["eventIds"], message: "give eventIds, or since (and until)." });
+      ctx.addIssue({ code: "custom", path: ["eventIds"], message: "or since is required, but not both." });
     } else if (b.until !== undefined && b.since === undefined) {
-      ctx.addIssue({ code: "custom", path: ["until"], message: "until goes with since." });
+      ctx.addIssue({ code: "custom", path: ["until"], message: "requires since." });
     }
   })
   .openapi("Redeliver");

@@ -146,13 +146,13 @@ export async function redeliver(db: Db, projectId: string, id: string, input: { 
   if (input.eventIds) {
     const ids = [...new Set(input.eventIds)];
     const found = await findEvents(db, projectId, ids, oldest);
-    if (found.length !== ids.length) throw validationError("eventIds", "Some eventIds are unknown in this project (or older than 30 days).");
+    if (found.length !== ids.length) throw validationError("eventIds", "eventIds names events unknown in this project (or older than 30 days).");
     eventIds = ids;
   } else {
     const since = toIso(input.since!)!;
     const events = await eventsBetween(db, projectId, since > oldest ? since : oldest, input.until ? toIso(input.until)! : null, REDELIVER_MAX + 1);
     if (events.length > REDELIVER_MAX) {
-      throw validationError("since", `More than ${REDELIVER_MAX.toLocaleString("en")} events in this range; redeliver a shorter one.`);
+      throw validationError("since", `since (to until) covers more than ${REDELIVER_MAX.toLocaleString("en")} events; redeliver a shorter range.`);
     }
     const subscribed = JSON.parse(webhook.events) as string[];
     eventIds = events.filter((e) => subscribesTo(subscribed, e.type)).map((e) => e.id);

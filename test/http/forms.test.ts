@@ -173,7 +173,7 @@ describe("POST /v1/forms/{formId}/submissions", () => {
     expect(res.text).toContain('role="alert"');
     expect(res.text).toContain('href="#f-email"');
     expect(res.text).toMatch(/Must be a valid email address/);
-    expect(res.text).toMatch(/expected one of: red, blue/i);
+    expect(res.text).toMatch(/Must be one of red, blue\./);
     expect(res.text.indexOf('href="#f-email"')).toBeLessThan(res.text.indexOf(`href="#f-${colourId}"`));
     expect(res.text).toMatch(/name="email"[^>]*aria-invalid="true"[^>]*value="nope"/);
     expect(res.text).toContain('value="Dee"');

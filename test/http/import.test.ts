@@ -171,7 +171,7 @@ describe("crm import options and refusals", () => {
     const r = await srv.cliRaw(["import", csv("firstName,email\nAda,a@example.com\nBob,nope\n"), "--project", p.id]);
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toContain("2 rows, 1 contacts created");
-    expect(r.stdout).toContain("row 2: email: must be a valid email address. (email)");
+    expect(r.stdout).toContain("row 2: email must be a valid email address. (email)");
   });
 
   // The bound is the CSV reader's, the same code on both backends; on PostgreSQL the import

@@ -250,8 +250,8 @@ describe("what a refusal says (it is the 422 message of `url`, decisions §7, §
     ["https://127.0.0.1/", "production", {}, false, "url must resolve to a public address."],
     ["https://printer.local/", "production", {}, false, "url must resolve to a public address."],
     ["https://mixed.example.com/", "production", { "mixed.example.com": ["93.184.215.14", "10.0.0.7"] }, true, "url must resolve to a public address."],
-    ["https://gone.example.com/", "production", {}, true, "could not resolve gone.example.com."],
-    ["https://gone.example.com./", "production", {}, true, "could not resolve gone.example.com."],
+    ["https://gone.example.com/", "production", {}, true, "url host gone.example.com could not be resolved."],
+    ["https://gone.example.com./", "production", {}, true, "url host gone.example.com could not be resolved."],
   ];
   for (const [url, env, answers, requireResolution, reason] of cases)
     test(`${env}: ${url} → "${reason}"`, async () => {
@@ -283,7 +283,7 @@ describe("a lookup that fails", () => {
   test("at delivery it is refused, in sandbox too", async () => {
     for (const env of ["production", "sandbox"] as const) {
       const v = await checkUrl("https://broken.example.com/", env, table({ "broken.example.com": new Error("SERVFAIL") }).resolve, true);
-      expect(v).toEqual({ ok: false, reason: "could not resolve broken.example.com." });
+      expect(v).toEqual({ ok: false, reason: "url host broken.example.com could not be resolved." });
     }
   });
 

@@ -176,7 +176,7 @@ describe("contactTypeId", () => {
   test("an unknown id, or another project's, is 422 contactTypeId", async () => {
     for (const id of ["ct_nope", otherProjectType]) {
       const e = await refused(apply(full(), { contactTypeId: id }));
-      expect([e.status, e.code, e.fieldName, e.message]).toEqual([422, "ERR_FORM_VALIDATION", "contactTypeId", "Unknown contactTypeId."]);
+      expect([e.status, e.code, e.fieldName, e.message]).toEqual([422, "ERR_FORM_VALIDATION", "contactTypeId", "contactTypeId is not a contact type of this project."]);
     }
   });
 });
@@ -224,22 +224,22 @@ describe("customFields merge key by key", () => {
   test("an unknown key, or another project's field, is 422 customFields.<key>", async () => {
     for (const key of ["cf_nope", "nickname", "Elsewhere"]) {
       const e = await refused(apply(full(), { customFields: { [key]: "x" } }));
-      expect([e.status, e.fieldName, e.message]).toEqual([422, `customFields.${key}`, `Unknown custom field ${key}.`]);
+      expect([e.status, e.fieldName, e.message]).toEqual([422, `customFields.${key}`, `customFields.${key} is not a custom field of this project (by id or title).`]);
     }
   });
 
   test("a wrong-typed value or one outside the options is 422 customFields.<id>, saying why", async () => {
     const wrong = await refused(apply(full(), { customFields: { Seats: "twelve" } }));
-    expect([wrong.fieldName, wrong.message]).toEqual([`customFields.${fields.number}`, "Seats: expected a number."]);
+    expect([wrong.fieldName, wrong.message]).toEqual([`customFields.${fields.number}`, `customFields.${fields.number} (Seats) must be a number.`]);
     const outside = await refused(apply(full(), { customFields: { Size: "XL" } }));
-    expect([outside.fieldName, outside.message]).toEqual([`customFields.${fields.select}`, "Size: expected one of: S, M, L."]);
+    expect([outside.fieldName, outside.message]).toEqual([`customFields.${fields.select}`, `customFields.${fields.select} (Size) must be one of S, M, L.`]);
   });
 
   test("a read-only field (image, offering-list) can be neither written nor cleared: 422 customFields.<id>", async () => {
     for (const [title, id] of [["Photo", fields.image], ["Offers", fields.offers]] as const)
       for (const value of ["https://example.com/a.png", null]) {
         const e = await refused(apply(full(), { customFields: { [title]: value } }));
-        expect([e.status, e.fieldName, e.message]).toEqual([422, `customFields.${id}`, `${title}: this field is read-only.`]);
+        expect([e.status, e.fieldName, e.message]).toEqual([422, `customFields.${id}`, `customFields.${id} (${title}) is read-only.`]);
       }
   });
 });
@@ -277,7 +277,7 @@ describe("identityType", () => {
       [full(), { identityType: "personal" }],
     ] as const) {
       const e = await refused(apply(current, input));
-      expect([e.status, e.fieldName, e.message]).toEqual([422, "identityType", "A contact with a businessName cannot be personal."]);
+      expect([e.status, e.fieldName, e.message]).toEqual([422, "identityType", "identityType cannot be personal for a contact with a businessName."]);
     }
   });
 

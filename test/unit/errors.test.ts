@@ -110,10 +110,10 @@ describe("errorResponse", () => {
 
 describe("validationFailure: the zod hook's 422 (decisions §8, §12, §15)", () => {
   const Body = z.strictObject({
-    firstName: z.string().max(3, "at most 3 characters.").optional(),
+    firstName: z.string().max(3, "must be at most 3 characters.").optional(),
     email: z.string(),
-    address: z.strictObject({ city: z.string().max(2, "at most 2 characters.").nullable().optional() }).optional(),
-    tags: z.array(z.string().min(1, "tag names are 1–64 characters.")).optional(),
+    address: z.strictObject({ city: z.string().max(2, "must be at most 2 characters.").nullable().optional() }).optional(),
+    tags: z.array(z.string().min(1, "must be 1–64 characters.")).optional(),
   });
   const fail = (input: unknown) => {
     const parsed = Body.safeParse(input);
@@ -126,9 +126,9 @@ describe("validationFailure: the zod hook's 422 (decisions §8, §12, §15)", ()
     expect([e.code, e.status, e.fieldName, e.message]).toEqual(["ERR_FORM_VALIDATION", 422, "email", "email is required."]);
   });
 
-  test("a value that breaks a rule: `<field>: <what is wrong>`, the field named once", () => {
+  test("a schema's message is a predicate: `<field> <predicate>`, the field named once", () => {
     const e = fail({ email: "a@b.c", firstName: "Adalbert" });
-    expect([e.fieldName, e.message]).toEqual(["firstName", "firstName: at most 3 characters."]);
+    expect([e.fieldName, e.message]).toEqual(["firstName", "firstName must be at most 3 characters."]);
   });
 
   test("a wrong type is 422 naming the field", () => {
@@ -152,12 +152,12 @@ describe("validationFailure: the zod hook's 422 (decisions §8, §12, §15)", ()
 
   test("a nested field is named with a dotted path", () => {
     const e = fail({ email: "a@b.c", address: { city: "London" } });
-    expect([e.fieldName, e.message]).toEqual(["address.city", "address.city: at most 2 characters."]);
+    expect([e.fieldName, e.message]).toEqual(["address.city", "address.city must be at most 2 characters."]);
   });
 
-  test("positions in arrays are left out: `tags`, not `tags.1`", () => {
+  test("positions in arrays are left out: `tags`, not `tags.1`; the message speaks of each item", () => {
     const e = fail({ email: "a@b.c", tags: ["ok", ""] });
-    expect([e.fieldName, e.message]).toEqual(["tags", "tags: tag names are 1–64 characters."]);
+    expect([e.fieldName, e.message]).toEqual(["tags", "each item of tags must be 1–64 characters."]);
   });
 
   test("an unknown field is named itself: `Unknown field <key>.`", () => {
@@ -165,14 +165,60 @@ describe("validationFailure: the zod hook's 422 (decisions §8, §12, §15)", ()
     expect([e.code, e.fieldName, e.message]).toEqual(["ERR_FORM_VALIDATION", "role", "Unknown field role."]);
   });
 
-  test("an unknown field inside an object is named with its path", () => {
+  test("an unknown field inside an object is named with its path, in fieldName and message", () => {
     const e = fail({ email: "a@b.c", address: { planet: "Mars" } });
-    expect([e.fieldName, e.message]).toEqual(["address.planet", "Unknown field planet."]);
+    expect([e.fieldName, e.message]).toEqual(["address.planet", "Unknown field address.planet."]);
   });
 
   test("a body that is not an object at all is named `body`", () => {
     expect(fail("just text").fieldName).toBe("body");
     expect(fail(undefined).message).toBe("body is required.");
+  });
+
+  // With the input the hook passes, missing and wrong type are told apart by the value, not zod's text.
+  const failWith = (schema: z.ZodType, input: unknown, target = "json") => {
+    const parsed = schema.safeParse(input);
+    if (parsed.success) throw new Error("expected a validation failure");
+    return validationFailure(parsed.error, { input, target });
+  };
+
+  test.each([
+    ["absent", {}, "email is required."],
+    ["null", { email: null }, "email must be a string."],
+    ["a number", { email: 5 }, "email must be a string."],
+    ["an array", { email: ["a"] }, "email must be a string."],
+  ])("with the input: a field that is %s reads %j", (_kind, input, message) => {
+    expect(failWith(Body, input).message).toBe(message);
+  });
+
+  test("a schema's own message never hides a missing field: `<field> is required.`", () => {
+    const schema = z.object({ limit: z.number({ error: "must be an integer from 1 to 200." }) });
+    expect(failWith(schema, {}).message).toBe("limit is required.");
+    expect(failWith(schema, { limit: "x" }).message).toBe("limit must be an integer from 1 to 200.");
+  });
+
+  test("a query parameter given twice reads `<field> must be given once.`", () => {
+    const schema = z.object({ since: z.string().optional(), status: z.enum(["a", "b"]).optional() });
+    expect(failWith(schema, { since: ["x", "y"] }, "query").message).toBe("since must be given once.");
+    expect(failWith(schema, { status: ["a", "b"] }, "query").message).toBe("status must be given once.");
+  });
+
+  test.each([
+    ["a number too big", z.object({ n: z.number().max(5) }), { n: 6 }, "n must be at most 5."],
+    ["a number too small", z.object({ n: z.number().min(1) }), { n: 0 }, "n must be at least 1."],
+    ["not an integer", z.object({ n: z.number().int() }), { n: 1.5 }, "n must be an integer."],
+    ["an empty string", z.object({ s: z.string().min(1) }), { s: "" }, "s must not be empty."],
+    ["a long string", z.object({ s: z.string().max(2) }), { s: "abc" }, "s must be at most 2 characters."],
+    ["a short array", z.object({ a: z.array(z.string()).min(1) }), { a: [] }, "a must have at least 1 item."],
+    ["a long array", z.object({ a: z.array(z.string()).max(2) }), { a: ["x", "y", "z"] }, "a must have at most 2 items."],
+    ["an email", z.object({ e: z.email() }), { e: "nope" }, "e must be a valid email address."],
+    ["a URL", z.object({ u: z.url() }), { u: "nope" }, "u must be a valid URL."],
+    ["a literal", z.object({ t: z.literal("note") }), { t: "call" }, 't must be "note".'],
+    ["an item's type", z.object({ a: z.array(z.string()) }), { a: [1] }, "each item of a must be a string."],
+    ["a record", z.object({ r: z.record(z.string(), z.string()) }), { r: [] }, "r must be an object."],
+    ["a refinement without a message", z.object({ x: z.string().refine(() => false) }), { x: "y" }, "x is not valid."],
+  ])("zod's own text is replaced by the issue's kind: %s", (_kind, schema, input, message) => {
+    expect(failWith(schema, input).message).toBe(message);
   });
 });
 

@@ -1107,7 +1107,17 @@ export interface components {
         };
         Redeliver: {
             eventIds?: string[];
+            /**
+             * Format: date-time
+             * @description ISO 8601; a date alone (2024-05-01) means its midnight UTC.
+             * @example 2026-01-15T09:30:00Z
+             */
             since?: string;
+            /**
+             * Format: date-time
+             * @description ISO 8601; a date alone (2024-05-01) means its midnight UTC.
+             * @example 2026-01-15T09:30:00Z
+             */
             until?: string;
         };
         DeliveryAttemptList: {
@@ -1137,7 +1147,11 @@ export interface components {
         CreateTypedInteraction: {
             interactionTypeId: string;
             note?: string;
-            /** @description Defaults to now. */
+            /**
+             * Format: date-time
+             * @description Defaults to now.
+             * @example 2026-01-15T09:30:00Z
+             */
             date?: string;
             fields?: {
                 [key: string]: string;
@@ -1149,7 +1163,11 @@ export interface components {
             /** @enum {string} */
             type: "note";
             note?: string;
-            /** @description Defaults to now. */
+            /**
+             * Format: date-time
+             * @description Defaults to now.
+             * @example 2026-01-15T09:30:00Z
+             */
             date?: string;
             fields?: {
                 [key: string]: string;
@@ -2236,6 +2254,7 @@ export interface operations {
                 contactTypeCategory?: "Lead" | "Customer" | "Personnel" | "Other";
                 /** @description Repeatable, at most 20 times; every tag must match. */
                 tag?: string | string[];
+                /** @description ISO 8601; a date alone (2024-05-01) means its midnight UTC. */
                 updatedSince?: string;
                 search?: string;
                 /** @description Page size, 1–200. */
@@ -3261,7 +3280,9 @@ export interface operations {
             query?: {
                 /** @description An interaction type id, or "note". */
                 interactionTypeId?: string;
+                /** @description ISO 8601; a date alone (2024-05-01) means its midnight UTC. */
                 since?: string;
+                /** @description ISO 8601; a date alone (2024-05-01) means its midnight UTC. */
                 until?: string;
                 /** @description Page size, 1–200. */
                 limit?: number;
@@ -5262,8 +5283,8 @@ export interface operations {
                  *       "eventIds": [
                  *         "string"
                  *       ],
-                 *       "since": "string",
-                 *       "until": "string"
+                 *       "since": "2026-01-15T09:30:00Z",
+                 *       "until": "2026-01-15T09:30:00Z"
                  *     }
                  */
                 "application/json": components["schemas"]["Redeliver"];
@@ -5708,6 +5729,7 @@ export interface operations {
     listEvents: {
         parameters: {
             query?: {
+                /** @description ISO 8601; a date alone (2024-05-01) means its midnight UTC. */
                 since?: string;
                 /** @description Page size, 1–200. */
                 limit?: number;
