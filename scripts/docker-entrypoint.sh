@@ -3,10 +3,11 @@
 #   no arguments or "serve": start the server; under Litestream when LITESTREAM_REPLICA_URL is
 #     set, after restoring the database from the replica if the file is missing (a new volume
 #     on a replacement machine), so a lost disk comes back by itself.
-#   anything else: an admin command of the same binary, e.g. `docker run ... key list`.
+#   anything else: an admin command of the same binary, e.g. `docker run ... key list`; also
+#     "serve" with more words (`serve --help`), which `crm` answers (serve takes no options).
 set -eu
 
-if [ "$#" -gt 0 ] && [ "$1" != "serve" ]; then
+if [ "$#" -gt 1 ] || { [ "$#" -eq 1 ] && [ "$1" != "serve" ]; }; then
   exec crm "$@"
 fi
 

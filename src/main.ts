@@ -1,60 +1,83 @@
-import { healthcheckCommand } from "./cli/healthcheck.ts";
-import { importCommand } from "./cli/import.ts";
-import { keyCommand } from "./cli/keys.ts";
-import { projectCommand } from "./cli/projects.ts";
-import { referenceCommand } from "./cli/reference.ts";
-import { UsageError } from "./cli/args.ts";
+import pkg from "../package.json" with { type: "json" };
+import { parseCommandLine, UsageError } from "./cli/args.ts";
 import { backupCommand } from "./cli/backup.ts";
+import type { CommandName, Input } from "./cli/commands.ts";
 import { copyToPostgresCommand } from "./cli/copy-to-postgres.ts";
-import { formCommand } from "./cli/forms.ts";
-import { ConfigError, loadConfig } from "./config.ts";
-import { openStorage } from "./db/storage.ts";
+import { formCreate, formList } from "./cli/forms.ts";
+import { healthcheckCommand } from "./cli/healthcheck.ts";
+import { helpText, overallUsage } from "./cli/help.ts";
+import { importCommand } from "./cli/import.ts";
+import { keyCreate, keyList, keyRevoke } from "./cli/keys.ts";
+import { projectCreate, projectList, projectUpdate } from "./cli/projects.ts";
+import { contactTypeCreate, customFieldCreate, interactionTypeCreate } from "./cli/reference.ts";
+import { ConfigError, loadConfig, type Config } from "./config.ts";
+import { openStorage, type Storage } from "./db/storage.ts";
 import { runtime } from "./runtime/index.ts";
 import { serve } from "./server.ts";
 
-const USAGE = `usage: crm <command>
-  serve                                   start the HTTP server
-  healthcheck                             exit 0 when the server at HOST:PORT answers /healthz
-  project create|update ID|list           manage projects
-  key create|revoke ID|list               manage API keys
-  contact-type create --project ID --category C [--name N]
-  interaction-type create --project ID --name N
-  custom-field create --project ID --title T --type TYPE [--options a,b]
-  form create --project ID --name N --fields email,firstName,... [--redirect-url URL] | list
-  import FILE.csv --project ID [--dry-run] create contacts from a CSV file
-  backup FILE                             consistent copy of the live database
-  copy-to-postgres URL                    copy the SQLite database (CRM_DB_PATH) into an empty PostgreSQL database
-Add --json for one JSON object on stdout.`;
+/** The commands that run with the configuration (help and version need none). */
+type Runnable = Exclude<CommandName, "help" | "version">;
+/** Runs a command; its exit code (void: 0; negative: keep running, the server). */
+type Run<N extends Runnable> = (input: Input<N>, config: Config) => Promise<number | void>;
 
-/** One entry point, server and admin CLI (decisions §1, §3). */
-async function main(argv: string[]): Promise<number> {
-  const [command, ...rest] = argv;
-  if (!command || command === "help" || command === "--help") {
-    console.log(USAGE);
-    return command ? 0 : 2;
-  }
-  const config = loadConfig(runtime.env());
-  if (command === "serve") {
+/** The admin CLI works on the backend the server uses (decisions §13): the same variables. */
+function onStorage<N extends Runnable>(run: (storage: Storage, input: Input<N>, config: Config) => Promise<void>): Run<N> {
+  return async (input, config) => {
+    const storage = await openStorage(config);
+    try {
+      await run(storage, input, config);
+    } finally {
+      await storage.close();
+    }
+  };
+}
+
+/** Every command of the table (src/cli/commands.ts) and what runs it; the compiler checks none is missing. */
+const RUN: { [N in Runnable]: Run<N> } = {
+  serve: async (_, config) => {
     await serve(config);
     return -1;
-  }
-  if (command === "healthcheck") return healthcheckCommand(config);
+  },
+  healthcheck: (_, config) => healthcheckCommand(config),
   // Its source is the SQLite file even when CRM_DATABASE_URL is set (decisions §13).
-  if (command === "copy-to-postgres") return copyToPostgresCommand(config, rest);
-  // The admin CLI works on the backend the server uses (decisions §13): the same variables.
-  const storage = await openStorage(config);
-  try {
-    if (command === "project") await projectCommand(storage.db, rest);
-    else if (command === "key") await keyCommand(storage.db, config, rest);
-    else if (["contact-type", "interaction-type", "custom-field"].includes(command)) await referenceCommand(storage.db, command, rest);
-    else if (command === "import") await importCommand(storage.db, rest);
-    else if (command === "form") await formCommand(storage.db, rest);
-    else if (command === "backup") await backupCommand(storage, rest);
-    else throw new UsageError(`unknown command ${command}\n${USAGE}`);
-    return 0;
-  } finally {
-    await storage.close();
+  "copy-to-postgres": (input, config) => copyToPostgresCommand(config, input),
+  "project create": onStorage((s, input) => projectCreate(s.db, input)),
+  "project update": onStorage((s, input) => projectUpdate(s.db, input)),
+  "project list": onStorage((s, input) => projectList(s.db, input)),
+  "key create": onStorage((s, input, config) => keyCreate(s.db, config, input)),
+  "key revoke": onStorage((s, input) => keyRevoke(s.db, input)),
+  "key list": onStorage((s, input) => keyList(s.db, input)),
+  "contact-type create": onStorage((s, input) => contactTypeCreate(s.db, input)),
+  "interaction-type create": onStorage((s, input) => interactionTypeCreate(s.db, input)),
+  "custom-field create": onStorage((s, input) => customFieldCreate(s.db, input)),
+  "form create": onStorage((s, input) => formCreate(s.db, input)),
+  "form list": onStorage((s, input) => formList(s.db, input)),
+  import: onStorage((s, input) => importCommand(s.db, input)),
+  backup: onStorage((s, input) => backupCommand(s, input)),
+};
+
+/**
+ * One entry point, server and admin CLI (decisions §1, §3, §15). The command line is read
+ * against the command table before anything else: help, the version and usage errors need
+ * no configuration and touch no database.
+ */
+async function main(argv: string[]): Promise<number> {
+  const invocation = parseCommandLine(argv);
+  if (invocation.kind === "usage") {
+    console.log(overallUsage());
+    return 2;
   }
+  if (invocation.kind === "help") {
+    console.log(helpText(invocation.topic));
+    return 0;
+  }
+  if (invocation.name === "version") {
+    console.log(pkg.version);
+    return 0;
+  }
+  const config = loadConfig(runtime.env());
+  const run = RUN[invocation.name as Runnable] as Run<Runnable>;
+  return (await run(invocation.input as Input<never>, config)) ?? 0;
 }
 
 try {

@@ -94,7 +94,7 @@ async function serveOn(
   overrides: ServiceOverrides,
 ): Promise<RunningService> {
   const { db } = storage;
-  const secrets = loadSecretBox(config.CRM_SECRET_KEY, config.CRM_DB_PATH);
+  const secrets = serverKey(config);
   // Every node must seal with the same key (decisions §13); a different one stops the start.
   await checkSecretKey(db, secrets);
   const created = await bootstrap(db, config);
@@ -160,6 +160,21 @@ async function serveOn(
       await storage.close();
     },
   };
+}
+
+/**
+ * The key that seals webhook secrets (decisions §7). CRM_SECRET_KEY was checked with the
+ * settings; a key file beside the database that holds no key, or cannot be read or made,
+ * stops the start in one line too (decisions §15), not with a stack trace.
+ */
+function serverKey(config: Config) {
+  try {
+    return loadSecretBox(config.CRM_SECRET_KEY, config.CRM_DB_PATH);
+  } catch (error) {
+    if (error instanceof ConfigError) throw error;
+    const reason = String((error as Error)?.message ?? error).split("\n")[0];
+    throw new ConfigError(`the server key (CRM_SECRET_KEY, or secret.key beside CRM_DB_PATH): ${reason}`);
+  }
 }
 
 /** `crm serve`: the services, until SIGTERM or SIGINT drains them and exits 0 (decisions §11). */

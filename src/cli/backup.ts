@@ -1,7 +1,8 @@
 import { resolve } from "node:path";
 import type { Storage } from "../db/storage.ts";
 import { runtime } from "../runtime/index.ts";
-import { options, output, required, UsageError } from "./args.ts";
+import { output, UsageError } from "./args.ts";
+import type { Input } from "./commands.ts";
 
 /**
  * `crm backup FILE` (decisions §11): a consistent copy of the live database, also while
@@ -10,15 +11,14 @@ import { options, output, required, UsageError } from "./args.ts";
  * this is the one place that uses it. An existing FILE is never overwritten. The copy is
  * created with mode 0600, its folder (when made here) 0700.
  */
-export async function backupCommand(storage: Storage, argv: string[]): Promise<void> {
-  const { values, positionals } = options(argv, {});
+export async function backupCommand(storage: Storage, { values, args }: Input<"backup">): Promise<void> {
   if (!storage.sqlite) {
     throw new UsageError(
       "crm backup copies the SQLite file; this server uses PostgreSQL (CRM_DATABASE_URL): back it up with pg_dump (pg_dump --format=custom --file=crm.dump URL) or the server's point-in-time recovery (docs/scaling.md)",
     );
   }
   const sqlite = storage.sqlite;
-  const path = resolve(required(positionals[0], "FILE"));
+  const path = resolve(args[0]!);
   if (runtime.fileSize(path) !== null) throw new UsageError(`${path} exists; refusing to overwrite it`);
   runtime.mkdirp(resolve(path, ".."));
   // The copy holds what the database holds: owner-only like it (decisions §16). VACUUM INTO

@@ -4,7 +4,8 @@ import { openDatabase } from "../db/open.ts";
 import { openPostgres } from "../db/postgres/open.ts";
 import { runtime } from "../runtime/index.ts";
 import { checkSecretKey, loadSecretBox, type SecretBox } from "../webhooks/secret-box.ts";
-import { options, output, required, UsageError } from "./args.ts";
+import { output, UsageError } from "./args.ts";
+import type { Input } from "./commands.ts";
 import { COPY_ORDER, copyTables } from "./copy-tables.ts";
 
 /** The rule CRM_DATABASE_URL is held to: postgres:// or postgresql://, a host and a database. */
@@ -24,10 +25,8 @@ const count = (n: number) => n.toLocaleString("en-US");
  * this before opening the configured storage). Returns the exit code: 0, or 1 when the
  * copy failed (rolled back; a one-line reason on stderr). Wrong use is a UsageError (2).
  */
-export async function copyToPostgresCommand(config: Config, argv: string[]): Promise<number> {
-  const { values, positionals } = options(argv, {});
-  const url = required(positionals[0], "URL (postgres://user:password@host:5432/database)");
-  if (positionals.length > 1) throw new UsageError("usage: crm copy-to-postgres URL [--json]");
+export async function copyToPostgresCommand(config: Config, { values, args }: Input<"copy-to-postgres">): Promise<number> {
+  const url = args[0]!;
   if (!postgresUrl.safeParse(url).success) {
     throw new UsageError("URL must be a PostgreSQL URL like postgres://user:password@host:5432/database (or postgresql://)");
   }

@@ -6,7 +6,8 @@ import { ApiError } from "../errors.ts";
 import { findProject } from "../projects/service.ts";
 import { allCustomFields } from "../reference/repository.ts";
 import { runtime } from "../runtime/index.ts";
-import { options, required, UsageError } from "./args.ts";
+import { UsageError } from "./args.ts";
+import type { Input } from "./commands.ts";
 import { CsvError, parseCsv } from "./csv.ts";
 import { buildRow, mapHeader, type RowResult } from "./import-columns.ts";
 import { progress } from "./progress.ts";
@@ -99,10 +100,9 @@ async function* counted(source: AsyncIterable<Uint8Array>, total: { bytes: numbe
 }
 
 /** `crm import FILE.csv --project ID [--dry-run] [--json]` (decisions §3, §5). */
-export async function importCommand(db: Kysely<Database>, argv: string[]): Promise<void> {
-  const { values, positionals } = options(argv, { project: { type: "string" }, "dry-run": { type: "boolean" } });
-  const file = required(positionals[0], "FILE.csv");
-  const projectId = required(values.project, "--project");
+export async function importCommand(db: Kysely<Database>, { values, args }: Input<"import">): Promise<void> {
+  const file = args[0]!;
+  const projectId = values.project;
   const dryRun = values["dry-run"] ?? false;
   const project = await findProject(db, projectId);
   if (!project) throw new UsageError(`no project ${projectId}`);

@@ -5,60 +5,55 @@ import type { Config } from "../config.ts";
 import type { Database } from "../db/schema.ts";
 import { isoNow, toIso } from "../lib/time.ts";
 import { findProject } from "../projects/service.ts";
-import { options, output, required, UsageError } from "./args.ts";
+import { output, UsageError } from "./args.ts";
+import type { Input } from "./commands.ts";
 
-/** `crm key create|revoke|list` (decisions §3); the key itself is printed once, at creation. */
-export async function keyCommand(db: Kysely<Database>, config: Config, argv: string[]): Promise<void> {
-  const [action, ...rest] = argv;
-  const { values, positionals } = options(rest, {
-    project: { type: "string" },
-    scopes: { type: "string" },
-    name: { type: "string" },
-    "expires-at": { type: "string" },
-  });
-  if (action === "create") {
-    const projectId = required(values.project, "--project");
-    if (!(await findProject(db, projectId))) throw new UsageError(`no project ${projectId}`);
-    const scopes = parseScopes(required(values.scopes, "--scopes"));
-    if (!scopes) throw new UsageError("--scopes takes a comma-separated list of contacts:read, contacts:write, interactions:write, webhooks:manage");
-    let expiresAt: string | null = null;
-    if (values["expires-at"] !== undefined) {
-      expiresAt = toIso(values["expires-at"]);
-      if (!expiresAt) throw new UsageError("--expires-at must be an ISO 8601 time");
-    }
-    const created = await createApiKey(db, { projectId, scopes, name: values.name ?? null, expiresAt, env: config.CRM_ENV });
-    return output(
-      values.json,
-      { ...created, projectId, scopes, name: values.name ?? null, expiresAt },
-      `Created key ${created.id} for ${projectId} (${scopes.join(", ")}). Shown once:\n\n  ${created.key}\n`,
-    );
+/** `crm key create` (decisions §3); the key itself is printed once, here. */
+export async function keyCreate(db: Kysely<Database>, config: Config, { values }: Input<"key create">): Promise<void> {
+  const projectId = values.project;
+  if (!(await findProject(db, projectId))) throw new UsageError(`no project ${projectId}`);
+  const scopes = parseScopes(values.scopes);
+  if (!scopes) throw new UsageError("--scopes takes a comma-separated list of contacts:read, contacts:write, interactions:write, webhooks:manage");
+  let expiresAt: string | null = null;
+  if (values["expires-at"] !== undefined) {
+    expiresAt = toIso(values["expires-at"]);
+    if (!expiresAt) throw new UsageError("--expires-at must be an ISO 8601 time");
   }
-  if (action === "revoke") {
-    const id = required(positionals[0], "key ID");
-    const result = await db.updateTable("api_keys").set({ revoked_at: isoNow() }).where("id", "=", id).where("revoked_at", "is", null).executeTakeFirst();
-    if (Number(result.numUpdatedRows) === 0) {
-      const exists = await db.selectFrom("api_keys").select("id").where("id", "=", id).executeTakeFirst();
-      if (!exists) throw new UsageError(`no key ${id}`);
-    }
-    return output(values.json, { id, revoked: true }, `Revoked key ${id}.`);
+  const created = await createApiKey(db, { projectId, scopes, name: values.name ?? null, expiresAt, env: config.CRM_ENV });
+  output(
+    values.json,
+    { ...created, projectId, scopes, name: values.name ?? null, expiresAt },
+    `Created key ${created.id} for ${projectId} (${scopes.join(", ")}). Shown once:\n\n  ${created.key}\n`,
+  );
+}
+
+/** `crm key revoke ID` (decisions §3). */
+export async function keyRevoke(db: Kysely<Database>, { values, args }: Input<"key revoke">): Promise<void> {
+  const id = args[0]!;
+  const result = await db.updateTable("api_keys").set({ revoked_at: isoNow() }).where("id", "=", id).where("revoked_at", "is", null).executeTakeFirst();
+  if (Number(result.numUpdatedRows) === 0) {
+    const exists = await db.selectFrom("api_keys").select("id").where("id", "=", id).executeTakeFirst();
+    if (!exists) throw new UsageError(`no key ${id}`);
   }
-  if (action === "list") {
-    let q = db.selectFrom("api_keys").select(["id", "project_id", "name", "hint", "scopes", "expires_at", "revoked_at", "last_used_at", "created_at"]);
-    if (values.project) q = q.where("project_id", "=", values.project);
-    const rows = await q.orderBy("created_at").execute();
-    const data = rows.map((r) => ({
-      id: r.id,
-      projectId: r.project_id,
-      name: r.name,
-      hint: r.hint,
-      scopes: r.scopes.split(" "),
-      expiresAt: r.expires_at,
-      revokedAt: r.revoked_at,
-      lastUsedAt: r.last_used_at,
-      createdAt: r.created_at,
-    }));
-    const lines = data.map((k) => `${k.id}  ${k.projectId}  ${k.hint}  ${k.scopes.join(",")}${k.revokedAt ? "  revoked" : ""}`);
-    return output(values.json, { data }, lines.join("\n") || "No keys.");
-  }
-  throw new UsageError("usage: crm key create|revoke ID|list [options]");
+  output(values.json, { id, revoked: true }, `Revoked key ${id}.`);
+}
+
+/** `crm key list [--project ID]` (decisions §3): ids and hints, never a key. */
+export async function keyList(db: Kysely<Database>, { values }: Input<"key list">): Promise<void> {
+  let q = db.selectFrom("api_keys").select(["id", "project_id", "name", "hint", "scopes", "expires_at", "revoked_at", "last_used_at", "created_at"]);
+  if (values.project) q = q.where("project_id", "=", values.project);
+  const rows = await q.orderBy("created_at").execute();
+  const data = rows.map((r) => ({
+    id: r.id,
+    projectId: r.project_id,
+    name: r.name,
+    hint: r.hint,
+    scopes: r.scopes.split(" "),
+    expiresAt: r.expires_at,
+    revokedAt: r.revoked_at,
+    lastUsedAt: r.last_used_at,
+    createdAt: r.created_at,
+  }));
+  const lines = data.map((k) => `${k.id}  ${k.projectId}  ${k.hint}  ${k.scopes.join(",")}${k.revokedAt ? "  revoked" : ""}`);
+  output(values.json, { data }, lines.join("\n") || "No keys.");
 }

@@ -341,6 +341,7 @@ export class Dispatcher {
     this.o.log.debug("webhook attempt", { ...ids, statusCode: o.statusCode, durationMs: o.durationMs, error: o.error });
     if (kind === "failed") this.o.log.warn("webhook attempt failed", { ...ids, statusCode: o.statusCode, error: o.error, nextAttemptAt: o.retryAt });
     if (kind === "exhausted" && o.statusCode !== 410) this.o.log.error("webhook delivery exhausted", { ...ids, statusCode: o.statusCode, error: o.error });
-    if (disabled) this.o.log.error("webhook subscription disabled", { webhookId: d.webhook_id, projectId: d.project_id, reason: o.disable?.reason });
+    // The delivery that disabled it, and why (decisions §15): ids and a reason, never the secret or the body.
+    if (disabled) this.o.log.error("webhook subscription disabled", { webhookId: d.webhook_id, projectId: d.project_id, deliveryId: d.id, eventId: d.event_id, reason: o.disable?.reason });
   }
 }
