@@ -5,6 +5,7 @@ import { authenticate } from "./auth/middleware.ts";
 import { contactRoutes } from "./contacts/routes.ts";
 import { isConnectionError } from "./db/dialect.ts";
 import { WriteQueueFull } from "./db/group-commit.ts";
+import { docsPages } from "./docs/routes.ts";
 import { ApiError, errorResponse } from "./errors.ts";
 import type { AppDeps, AppEnv } from "./http/env.ts";
 import { openApiDocument } from "./http/document.ts";
@@ -93,6 +94,7 @@ export function createApp(deps: AppDeps) {
   );
   app.get("/v1/openapi.json", (c) => c.body(document, 200, { "Content-Type": "application/json" }));
   app.route("/", formPages());
+  app.route("/docs", docsPages());
   app.route("/v1", api);
 
   app.notFound((c) => {

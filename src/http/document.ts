@@ -52,7 +52,11 @@ export function openApiDocument(api: OpenAPIHono<AppEnv>): string {
   for (const [method, operation] of operations(document)) completeOperation(method, operation);
   exclusiveShapes(document, "CreateInteraction", { CreateTypedInteraction: "interactionTypeId", CreateNoteInteraction: "type" });
   completeExamples(document);
-  return JSON.stringify(document);
+  // `additionalProperties: {}` (zod's record of unknown) means "any value", as `true` does;
+  // Scalar's reference page (GET /docs) refuses the empty schema there, so it gets `true`.
+  return JSON.stringify(document, (key, value) =>
+    key === "additionalProperties" && value !== null && typeof value === "object" && Object.keys(value).length === 0 ? true : value,
+  );
 }
 
 function* operations(document: Json): Generator<[string, Json]> {

@@ -6,14 +6,15 @@
  * skips it so CI does not run it twice.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { gunzipSync } from "node:zlib";
 import { Webhook } from "standardwebhooks";
 import { startReceiver, type Receiver } from "../helpers/receiver.ts";
 import { createTestDatabase } from "../helpers/postgres.ts";
 import { until } from "../helpers/until.ts";
-import { DENO_RUN, lastJson, run, startServerProcess, type Started } from "./process.ts";
+import { DENO_RUN, REPO_ROOT, lastJson, run, startServerProcess, type Started } from "./process.ts";
 
 const enabled = process.env.CRM_TEST_DENO === "1";
 
@@ -150,6 +151,19 @@ for (const backend of ["sqlite", "postgres"] as const) describe.skipIf(!enabled)
     expect(list.json.data).toHaveLength(3);
     const denied = await server.api("POST", "/contacts", { key: created.key, body: { firstName: "x" } });
     expect(denied.status).toBe(403);
+  });
+
+  test("GET /docs/scalar.js answers the Scalar bundle embedded by the text import (decisions §15), gzip too", async () => {
+    const bundle = readFileSync(join(REPO_ROOT, "node_modules/@scalar/api-reference/dist/browser/standalone.js"));
+    const page = await fetch(`${server.origin}/docs`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('src="/docs/scalar.js?v=');
+    const plain = await fetch(`${server.origin}/docs/scalar.js`, { headers: { "Accept-Encoding": "identity" } });
+    expect(plain.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
+    expect(Buffer.from(await plain.arrayBuffer()).equals(bundle)).toBe(true);
+    const gzip = await fetch(`${server.origin}/docs/scalar.js`, { headers: { "Accept-Encoding": "gzip" }, decompress: false });
+    expect(gzip.headers.get("content-encoding")).toBe("gzip");
+    expect(gunzipSync(Buffer.from(await gzip.arrayBuffer())).equals(bundle)).toBe(true);
   });
 
   test("concurrent creates share transactions (group commit): all land, one refused leaves nothing", async () => {
