@@ -57,6 +57,17 @@ test("dist/crm serves from an empty folder, with migrations applied from the bin
   expect(got.json.email).toBe("binary@example.com");
 });
 
+test("dist/crm serves the reference page and its Scalar bundle from inside the binary (decisions §15)", async () => {
+  const page = await fetch(`${server!.origin}/docs`);
+  expect(page.status).toBe(200);
+  const bundle = await fetch(`${server!.origin}/docs/scalar.js`, { headers: { "Accept-Encoding": "identity" } });
+  expect(bundle.status).toBe(200);
+  const packaged = await Bun.file(join(REPO_ROOT, "node_modules/@scalar/api-reference/dist/browser/standalone.js")).text();
+  expect(await bundle.text()).toBe(packaged);
+  const document = await (await fetch(`${server!.origin}/v1/openapi.json`)).json();
+  expect(document.info.version).toBe((await Bun.file(join(REPO_ROOT, "package.json")).json()).version);
+});
+
 test("dist/crm runs the admin CLI against the same database", async () => {
   const { stdout } = await run([BINARY, "project", "list", "--json"], { cwd: dir, env: { ...env, PORT: String(server!.port) } });
   const projects = lastJson(stdout);
