@@ -4,6 +4,7 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { FormRow } from "../db/schema.ts";
 import { ApiError, notFound } from "../errors.ts";
 import { readCapped } from "../http/body.ts";
+import { transactional } from "../http/transaction.ts";
 import type { AppEnv } from "../http/env.ts";
 import { newId } from "../lib/ids.ts";
 import { isoNow } from "../lib/time.ts";
@@ -36,15 +37,15 @@ type FormsEnv = AppEnv & { Variables: { submission: Submission } };
  */
 export function formRoutes(limiter = new SubmissionLimiter()): OpenAPIHono<FormsEnv> {
   const app = new OpenAPIHono<FormsEnv>();
-  app.openapi({ ...submissionRoute, middleware: [submissionGate(limiter)] }, async (c) => {
+  app.openapi({ ...submissionRoute, middleware: [submissionGate(limiter), submissionTransaction] }, async (c) => {
     const { deps, submission } = c.var;
     const form = submission.form!;
     const encoding = submission.encoding!;
     const raw = (submission.raw = encoding === "json" ? c.req.valid("json") : formValues(c.req.valid("form")));
     // A bot filled the hidden field: answer as a success, store nothing (decisions §12).
     if (honeypotFilled(raw)) return accepted(c, form, encoding, { submissionId: newId("sub"), submittedAt: isoNow(deps.clock) });
-    submission.specs = await specsOf(deps.db, form);
-    const submitted = await submitForm(deps, form, submission.specs, toContactInput(submission.specs, raw, encoding));
+    submission.specs = await specsOf(c.var.db, form);
+    const submitted = await submitForm(c.var.db, form, submission.specs, toContactInput(submission.specs, raw, encoding), isoNow(deps.clock));
     return accepted(c, form, encoding, submitted);
   });
   return app;
@@ -76,6 +77,18 @@ export function formPages(): OpenAPIHono<AppEnv> {
 }
 
 /**
+ * One transaction per submission, as every write of the API, with its Idempotency-Key
+ * (decisions §5): a submission has no API key, so its keys belong to its form.
+ */
+const submissionTransaction = transactional({
+  transaction: true,
+  writer: (c) => {
+    const form = (c.var as FormsEnv["Variables"]).submission.form!;
+    return { projectId: form.project_id, owner: `form:${form.id}` };
+  },
+}) as unknown as MiddlewareHandler<FormsEnv>;
+
+/**
  * Runs before the validators, in this order: a browser post gets its errors as pages from
  * here on; an unknown form is 404 before any limiter state is made for it (decisions §16);
  * then the per-address limit (10 a minute per form, 60 in all; decisions §9), the content
@@ -99,8 +112,10 @@ function submissionGate(limiter: SubmissionLimiter): MiddlewareHandler<FormsEnv>
       throw new ApiError("ERR_UNSUPPORTED_MEDIA_TYPE", "Send the body as application/json or application/x-www-form-urlencoded.");
     }
     const text = await readCapped(c.req.raw);
-    // The stream is consumed: the validators read the text through Hono's body cache.
+    // The stream is consumed: the validators read the text through Hono's body cache, the
+    // Idempotency-Key fingerprint through rawBody.
     (c.req.bodyCache as Record<string, unknown>).text = Promise.resolve(text);
+    c.set("rawBody", text);
     await next();
   };
 }

@@ -3,10 +3,8 @@ import { listContactRows } from "../contacts/list-query.ts";
 import * as contacts from "../contacts/repository.ts";
 import type { ContactInput } from "../contacts/schemas.ts";
 import { createContact, parseContactId, patchContact } from "../contacts/service.ts";
-import type { WriteQueue } from "../db/group-commit.ts";
 import type { Db, FormRow } from "../db/schema.ts";
 import { recordEvent } from "../events/record.ts";
-import type { Clock } from "../lib/clock.ts";
 import { newId } from "../lib/ids.ts";
 import { isoNow } from "../lib/time.ts";
 import { allCustomFields } from "../reference/repository.ts";
@@ -62,54 +60,50 @@ export interface Submitted {
 }
 
 /**
- * Takes one validated submission (decisions §10) in one transaction: updates the
- * project's contact with the same email (match key of decisions §5; the most recently
- * updated one when several share it, as `GET /contacts?email=` lists first) or creates one
- * with source `web_form` (quota 402 applies; an update keeps the stored email as written), which records contact.updated or
+ * Takes one validated submission (decisions §10) in the request's transaction (`trx`, a
+ * savepoint of a group commit: src/http/transaction.ts, which also keeps its
+ * Idempotency-Key): updates the project's contact with the same email (match key of
+ * decisions §5; the most recently updated one when several share it, as
+ * `GET /contacts?email=` lists first) or creates one with source `web_form` (quota 402
+ * applies; an update keeps the stored email as written), which records contact.updated or
  * contact.created as the API does, then stores the submission and records
  * web_form.submitted with the contact as it now is (decisions §7).
  */
 export async function submitForm(
-  deps: { writes: WriteQueue; onEventsCommitted(): void; clock: Clock },
+  trx: Db,
   form: FormRow,
   specs: FieldSpec[],
   submission: { input: ContactInput; values: Record<string, unknown> },
+  now: string,
 ): Promise<Submitted> {
   const projectId = form.project_id;
   const { input, values } = submission;
-  let result: Submitted;
   try {
-    // The API's write path: group commit, its queue bounded per project (decisions §16).
-    result = await deps.writes.run(async (trx) => {
-      const now = isoNow(deps.clock);
-      const key = input.email ? emailKey(input.email) : null;
-      const [match] = key ? await listContactRows(trx, projectId, { emailKey: key }, 1) : [];
-      // The email matched: how it was first written (case, spaces) stays.
-      const contact = match
-        ? (await patchContact(trx, projectId, match.contact_number, { ...input, email: undefined }, now)).contact
-        : await createContact(trx, projectId, input, { source: "web_form", now });
-      const row = await contacts.findContactRow(trx, projectId, parseContactId(contact.contactId)!);
-      const submitted = { submissionId: newId("sub"), submittedAt: now };
-      await repo.insertSubmission(trx, {
-        id: submitted.submissionId,
-        formId: form.id,
-        projectId,
-        contactId: row!.id,
-        values,
-        submittedAt: submitted.submittedAt,
-      });
-      await recordEvent(
-        trx,
-        projectId,
-        "web_form.submitted",
-        { form: { id: form.id, name: form.name }, submission: { id: submitted.submissionId, submittedAt: submitted.submittedAt, values }, contact },
-        now,
-      );
-      return submitted;
-    }, projectId);
+    const key = input.email ? emailKey(input.email) : null;
+    const [match] = key ? await listContactRows(trx, projectId, { emailKey: key }, 1) : [];
+    // The email matched: how it was first written (case, spaces) stays.
+    const contact = match
+      ? (await patchContact(trx, projectId, match.contact_number, { ...input, email: undefined }, now)).contact
+      : await createContact(trx, projectId, input, { source: "web_form", now });
+    const row = await contacts.findContactRow(trx, projectId, parseContactId(contact.contactId)!);
+    const submitted = { submissionId: newId("sub"), submittedAt: now };
+    await repo.insertSubmission(trx, {
+      id: submitted.submissionId,
+      formId: form.id,
+      projectId,
+      contactId: row!.id,
+      values,
+      submittedAt: submitted.submittedAt,
+    });
+    await recordEvent(
+      trx,
+      projectId,
+      "web_form.submitted",
+      { form: { id: form.id, name: form.name }, submission: { id: submitted.submissionId, submittedAt: submitted.submittedAt, values }, contact },
+      now,
+    );
+    return submitted;
   } catch (error) {
     throw asSubmissionError(error, specs);
   }
-  deps.onEventsCommitted();
-  return result;
 }

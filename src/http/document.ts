@@ -77,7 +77,8 @@ const errorResponse = (description: string) => ({
 function completeOperation(method: string, operation: Json) {
   if (!operation.operationId) throw new Error(`${method.toUpperCase()} operation without operationId`);
   const authenticated = (operation.security ?? []).length > 0;
-  const idempotent = method === "post" && authenticated;
+  // Every POST takes an Idempotency-Key (decisions §5); a form submission's belong to its form.
+  const idempotent = method === "post";
   const responses = operation.responses;
   responses[500] ??= errorResponse("Unexpected server error; retry with backoff. Also answered while the database is unreachable, with Retry-After.");
   if (operation.requestBody) {

@@ -29,8 +29,17 @@ const inFlight = new Set<string>();
  * (decisions §5) the answer is stored in that same transaction, and a repeat is answered
  * from it.
  */
-export function transactional(options: { transaction: boolean; prepare?: Prepare }): MiddlewareHandler<AppEnv> {
-  const execute: Runner = options.transaction ? runInTransaction : runOutsideTransaction;
+/**
+ * Who a request writes for: the project (its write queue, decisions §16) and the owner of
+ * its Idempotency-Keys. An API request's is its key; a web-form submission, which takes
+ * no key, has its form (src/forms/routes.ts).
+ */
+export type WriterOf = (c: Context<AppEnv>) => { projectId: string; owner: string };
+const byApiKey: WriterOf = (c) => ({ projectId: c.var.caller.projectId, owner: c.var.caller.keyId });
+
+export function transactional(options: { transaction: boolean; prepare?: Prepare; writer?: WriterOf }): MiddlewareHandler<AppEnv> {
+  const writerOf = options.writer ?? byApiKey;
+  const execute: Runner = options.transaction ? runInTransaction(writerOf) : runOutsideTransaction;
   const run: Runner = options.prepare
     ? async (c, next, first, beforeCommit) => {
         await options.prepare!(c);
@@ -43,7 +52,7 @@ export function transactional(options: { transaction: boolean; prepare?: Prepare
     if (!/^[\x20-\x7e]{1,255}$/.test(idempotencyKey)) {
       throw new ApiError("ERR_FORM_VALIDATION", "Idempotency-Key must be 1–255 printable characters.", "Idempotency-Key");
     }
-    const keyId = c.var.caller.keyId;
+    const keyId = writerOf(c).owner;
     const token = `${keyId}\n${idempotencyKey}`;
     if (inFlight.has(token)) {
       // Retry-After: the first request is running, a retry in a moment gets its stored answer.
@@ -123,7 +132,7 @@ class Answered extends Error {
   }
 }
 
-const runInTransaction: Runner = async (c, next, first, beforeCommit) => {
+const runInTransaction = (writerOf: WriterOf): Runner => async (c, next, first, beforeCommit) => {
   const deps = c.var.deps;
   try {
     // Group commit: concurrent write requests share one transaction, one savepoint each;
@@ -135,7 +144,7 @@ const runInTransaction: Runner = async (c, next, first, beforeCommit) => {
       await next();
       if (c.error || c.res.status >= 400) throw new Rollback();
       await beforeCommit?.(trx);
-    }, c.var.caller?.projectId);
+    }, writerOf(c).projectId);
     deps.onEventsCommitted();
   } catch (error) {
     if (error instanceof Answered) return error.answer;

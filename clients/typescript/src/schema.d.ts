@@ -1239,7 +1239,13 @@ export interface operations {
     submitWebForm: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe for 24 hours: a repeat with the same key and body answers the stored response (Idempotent-Replayed: true); the same key with another body is 422; while the first is in flight, 409.
+                 * @example 5f0c6a8e-3f1d-4d8b-9a55-2b7c1e0d4f7a
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 formId: string;
             };
@@ -1272,6 +1278,7 @@ export interface operations {
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1327,6 +1334,27 @@ export interface operations {
                      *       "error": "Not Found",
                      *       "code": "ERR_NOT_FOUND",
                      *       "message": "Contact not found."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A request with this Idempotency-Key is still being processed (with Retry-After). */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 409,
+                     *       "error": "Conflict",
+                     *       "code": "ERR_CONFLICT",
+                     *       "message": "contactId CR-7 is already in use.",
+                     *       "fieldName": "contactId"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
