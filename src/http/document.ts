@@ -26,8 +26,8 @@ Retry 429 and 5xx with exponential backoff plus jitter and a cap on attempts; on
 Send an \`Idempotency-Key\` with a POST to make its retry safe: the repeat answers the stored response with \`Idempotent-Replayed: true\`.`;
 
 /**
- * The OpenAPI 3.1 document of the API (decisions §15), built once at start: the routes
- * never change afterwards, so every GET /v1/openapi.json answers the same bytes (§16).
+ * The OpenAPI 3.1 document of the API (decisions §15), built once (src/app.ts keeps it):
+ * the routes never change, so every GET /v1/openapi.json answers the same bytes (§16).
  * The zod schemas and route definitions describe the operations; this adds what every
  * operation shares (headers, Idempotency-Key, 500, examples) so it cannot be forgotten
  * on one route.
