@@ -50,7 +50,7 @@ export function createApi() {
       description: "Answers the calling key's project, key id, scopes and environment. Needs no scope: check a key with it before storing it.",
       tags: ["Service"],
       security,
-      responses: { 200: json(PingSchema, "The key's project and scopes."), ...commonErrors },
+      responses: { 200: json(PingSchema, "The key's project and scopes."), 401: commonErrors[401], 429: commonErrors[429] },
     }),
     (c) => {
       const { projectId, keyId, scopes } = c.var.caller;
@@ -96,6 +96,7 @@ export function createApp(deps: AppDeps) {
   app.get("/v1/openapi.json", (c) => c.body((document ??= openApiDocument(api)), 200, { "Content-Type": "application/json" }));
   app.route("/", formPages());
   app.route("/docs", docsPages());
+  app.get("/docs/", (c) => c.redirect("/docs", 301));
   app.route("/v1", api);
 
   app.notFound((c) => {

@@ -90,6 +90,12 @@ describe("GET /docs", () => {
     expect(Object.keys(document.paths).filter((p) => p.includes("docs"))).toEqual([]);
     expect((await get("/v1/docs")).status).toBe(401);
   });
+
+  test("/docs/ with a trailing slash redirects to /docs", async () => {
+    const res = await fetch(`${server.origin}/docs/`, { redirect: "manual" });
+    expect(res.status).toBe(301);
+    expect(res.headers.get("location")).toBe("/docs");
+  });
 });
 
 describe("GET /docs/init.js", () => {
