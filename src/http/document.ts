@@ -47,6 +47,9 @@ export function openApiDocument(api: OpenAPIHono<AppEnv>): string {
     servers: [{ url: "/v1", description: "This server." }],
     tags: TAGS,
   });
+  // The default of every operation (the web form overrides it with none), so the reference
+  // page and generators start from the bearer key.
+  document.security = [{ bearerAuth: [] }];
   document.components.headers = headerComponents;
   document.components.parameters = { ...document.components.parameters, IdempotencyKey: IdempotencyKeyParameter };
   for (const [method, operation] of operations(document)) completeOperation(method, operation);
