@@ -1,6 +1,7 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
+import { adminApp } from "./admin/app.tsx";
 import { authenticate } from "./auth/middleware.ts";
 import { contactRoutes } from "./contacts/routes.ts";
 import { isConnectionError } from "./db/dialect.ts";
@@ -97,6 +98,7 @@ export function createApp(deps: AppDeps) {
   app.route("/", formPages());
   app.route("/docs", docsPages());
   app.get("/docs/", (c) => c.redirect("/docs", 301));
+  app.route("/admin", adminApp() as unknown as OpenAPIHono<AppEnv>);
   app.route("/v1", api);
 
   app.notFound((c) => {

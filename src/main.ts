@@ -1,5 +1,6 @@
 import pkg from "../package.json" with { type: "json" };
 import { parseCommandLine, UsageError } from "./cli/args.ts";
+import { adminCreate, adminDelete, adminList, adminSetPassword } from "./cli/admin.ts";
 import { backupCommand } from "./cli/backup.ts";
 import type { CommandName, Input } from "./cli/commands.ts";
 import { copyToPostgresCommand } from "./cli/copy-to-postgres.ts";
@@ -54,6 +55,10 @@ const RUN: { [N in Runnable]: Run<N> } = {
   "form list": onStorage((s, input) => formList(s.db, input)),
   import: onStorage((s, input) => importCommand(s.db, input)),
   backup: onStorage((s, input) => backupCommand(s, input)),
+  "admin create": onStorage((s, input) => adminCreate(s.db, input)),
+  "admin list": onStorage((s, input) => adminList(s.db, input)),
+  "admin delete": onStorage((s, input) => adminDelete(s.db, input)),
+  "admin set-password": onStorage((s, input) => adminSetPassword(s.db, input)),
 };
 
 /**

@@ -1,6 +1,7 @@
 import { createApp } from "./app.ts";
 import { KeyStore } from "./auth/keys.ts";
 import { RateLimiter } from "./auth/rate-limiter.ts";
+import { issueSetupToken } from "./admin/setup-link.ts";
 import { bootstrap } from "./bootstrap.ts";
 import { ConfigError, type Config } from "./config.ts";
 import type { Storage } from "./db/storage.ts";
@@ -102,6 +103,14 @@ async function serveOn(
     console.log(
       `Created project "default" (${created.projectId}).\n` +
         `API key with every scope, shown once; keep it now:\n\n  ${created.key}\n`,
+    );
+  }
+  const setupToken = await issueSetupToken(db, clock.now());
+  if (setupToken) {
+    const host = config.HOST === "0.0.0.0" || config.HOST === "::" ? "localhost" : config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST;
+    console.log(
+      `No admin account yet. Create the first one in the browser within 24 hours (the link works once):\n\n` +
+        `  http://${host}:${listener.server.port}/admin/setup?token=${setupToken}\n`,
     );
   }
   const keys = new KeyStore(db);

@@ -138,6 +138,21 @@ export const COMMANDS = {
       json,
     },
   },
+  "admin create": {
+    summary: "create an admin account of the console (/admin); the password is read from stdin",
+    options: { email: { type: "string", arg: "E", description: "the admin's email, used to sign in", required: true }, json },
+    notes: ["The password (12 characters or more) is the first line of standard input: echo \"$PASSWORD\" | crm admin create --email E"],
+  },
+  "admin list": { summary: "list the admin accounts", options: { json } },
+  "admin delete": {
+    summary: "delete an admin account and end its sessions",
+    args: [{ name: "ID", description: "the admin (adm_…)" }],
+    options: { json },
+  },
+  "admin set-password": {
+    summary: "set an admin's password from stdin and end its sessions",
+    options: { email: { type: "string", arg: "E", description: "the admin's email", required: true }, json },
+  },
   backup: {
     summary: "consistent copy of the live SQLite database (never overwrites)",
     args: [{ name: "FILE", description: "where the copy is written" }],

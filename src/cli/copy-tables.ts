@@ -29,7 +29,16 @@ export const COPY_ORDER = [
   "delivery_attempts",
   "forms",
   "form_submissions",
+  "admins",
+  "admin_imports",
 ] as const;
+
+/**
+ * Live state that is not carried over: each backend's migration bookkeeping, and the admin
+ * console's sessions, sign-in failures and locks and setup links (decisions §14), which
+ * expire within hours; admins sign in again on the new database.
+ */
+const NOT_COPIED = ["schema_migrations", "admin_sessions", "admin_sign_in_failures", "admin_sign_in_locks", "admin_setup_tokens"];
 
 export type CopiedTable = (typeof COPY_ORDER)[number];
 
@@ -118,7 +127,7 @@ async function copyTable(sqlite: SqliteHandle, target: PoolClient, table: Copied
  * a server still writes. Returns the rows copied per table.
  */
 export async function copyTables(sqlite: SqliteHandle, target: PoolClient): Promise<Record<CopiedTable, number>> {
-  const known = new Set<string>([...COPY_ORDER, "schema_migrations"]);
+  const known = new Set<string>([...COPY_ORDER, ...NOT_COPIED]);
   const unknown = sqlite
     // Litestream's own tables (_litestream_seq, _litestream_lock) are its bookkeeping, not data.
     .all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE '\\_litestream\\_%' ESCAPE '\\' ORDER BY name")

@@ -6,7 +6,9 @@ import m0002 from "../../db/0002_webhooks.sql" with { type: "text" };
 import m0003 from "../../db/0003_forms.sql" with { type: "text" };
 import m0004 from "../../db/0004_order_keys_and_delivery_status.sql" with { type: "text" };
 import m0005 from "../../db/0005_deliveries_due_by_subscription.sql" with { type: "text" };
+import m0006 from "../../db/0006_admin_console.sql" with { type: "text" };
 import pg0001 from "../../db/postgres/0001_init.sql" with { type: "text" };
+import pg0002 from "../../db/postgres/0002_admin_console.sql" with { type: "text" };
 
 /** One migration: its file name without `.sql`, and its text (checksummed when applied). */
 export interface Migration {
@@ -20,6 +22,7 @@ export const migrations: readonly Migration[] = [
   { name: "0003_forms", sql: m0003 },
   { name: "0004_order_keys_and_delivery_status", sql: m0004 },
   { name: "0005_deliveries_due_by_subscription", sql: m0005 },
+  { name: "0006_admin_console", sql: m0006 },
 ];
 
 /**
@@ -27,4 +30,7 @@ export const migrations: readonly Migration[] = [
  * then its own steps. Applied and checked the same way, under an advisory lock
  * (src/db/postgres/migrate.ts).
  */
-export const postgresMigrations: readonly Migration[] = [{ name: "0001_init", sql: pg0001 }];
+export const postgresMigrations: readonly Migration[] = [
+  { name: "0001_init", sql: pg0001 },
+  { name: "0002_admin_console", sql: pg0002 },
+];

@@ -161,6 +161,27 @@ export interface Database {
     headers: string;
     created_at: string;
   };
+  admins: { id: string; email: string; email_key: string; password_hash: string; created_at: string; updated_at: string };
+  admin_sessions: { id: string; admin_id: string; csrf_token: string; created_at: string; last_seen_at: string };
+  admin_sign_in_failures: { subject: string; at: string };
+  admin_sign_in_locks: { subject: string; until: string };
+  admin_setup_tokens: { token_hash: string; expires_at: string; used_at: string | null };
+  admin_imports: {
+    id: string;
+    project_id: string;
+    file_name: string;
+    status: "running" | "done" | "failed";
+    bytes_total: number;
+    bytes_read: Generated<number>;
+    rows_read: Generated<number>;
+    created: Generated<number>;
+    skipped_count: Generated<number>;
+    /** JSON array of { row, reason, fieldName? }. */
+    skipped: Generated<string>;
+    error: string | null;
+    created_at: string;
+    updated_at: string;
+  };
 }
 
 /** What repositories take first: the database or an open transaction (style: Kysely example). */

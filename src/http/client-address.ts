@@ -67,3 +67,9 @@ export function clientAddress(socket: string, forwardedFor: string | undefined, 
   }
   return client.toString();
 }
+
+/** Whether the socket's peer is one of the trusted proxies (their X-Forwarded-* headers are believed). */
+export function fromTrustedProxy(socket: string, trusted: TrustedProxies): boolean {
+  const peer = parseAddress(socket);
+  return peer !== null && trusted.length > 0 && isTrusted(peer, trusted);
+}

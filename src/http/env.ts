@@ -47,7 +47,7 @@ export interface AppEnv {
     /** The client's address for per-address limits (src/http/client-address.ts). */
     clientAddress: string;
     /** Set by a route that answers its errors in another form than the envelope (a web form's HTML page). */
-    renderError?: (error: import("../errors.ts").ApiError) => Response;
+    renderError?: (error: import("../errors.ts").ApiError) => Response | Promise<Response>;
     /** A webhook URL checked before the transaction (decisions §16). */
     checkedUrl?: CheckedUrl;
   };

@@ -2,10 +2,11 @@ import type { Kysely } from "kysely";
 import type { Database } from "../db/schema.ts";
 import { deleteExpiredIdempotencyRecords } from "../idempotency/repository.ts";
 import { retainedSince } from "../events/catalog.ts";
+import { deleteIdleSessions } from "../admin/sessions.ts";
 
 /**
  * Retention (decisions §5, §7): events and delivery attempts are kept 30 days (deliveries
- * go with their event), Idempotency-Key records 24 h, counted back from `now` (the
+ * go with their event), Idempotency-Key records 24 h, admin sessions 12 h idle, counted back from `now` (the
  * service's clock, issue 11). Deletes in batches so the writer is never held for long.
  */
 export async function applyRetention(db: Kysely<Database>, now: number): Promise<void> {
@@ -19,4 +20,9 @@ export async function applyRetention(db: Kysely<Database>, now: number): Promise
     }
   }
   await deleteExpiredIdempotencyRecords(db, now);
+  // The console's sessions idle for 12 h, and sign-in failures and locks past their 15 minutes (decisions §14).
+  await deleteIdleSessions(db, now);
+  const quarterHourAgo = new Date(now - 15 * 60_000).toISOString();
+  await db.deleteFrom("admin_sign_in_failures").where("at", "<=", quarterHourAgo).execute();
+  await db.deleteFrom("admin_sign_in_locks").where("until", "<=", new Date(now).toISOString()).execute();
 }

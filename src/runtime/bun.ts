@@ -1,6 +1,6 @@
 import { Database } from "bun:sqlite";
 import { createReadStream, statSync } from "node:fs";
-import { createPrivateFile, mkdirp, readText, removeFile } from "./files.ts";
+import { createPrivateFile, mkdirp, readStdinLine, readText, removeFile } from "./files.ts";
 import { BunSqliteDialect } from "kysely-bun-sqlite";
 import { immediateTransactions } from "./immediate.ts";
 import type { Runtime, SqliteHandle } from "./types.ts";
@@ -61,6 +61,7 @@ export const bunRuntime: Runtime = {
   exit: (code) => process.exit(code),
   mkdirp,
   readText,
+  readStdinLine,
   createPrivateFile,
   removeFile,
   fileSize: (path) => statSync(path, { throwIfNoEntry: false })?.size ?? null,

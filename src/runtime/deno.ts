@@ -1,7 +1,7 @@
 // Deno 2 runtime: node:sqlite behind the same interface as Bun (decisions §1).
 import { DatabaseSync } from "node:sqlite";
 import { createReadStream, statSync } from "node:fs";
-import { createPrivateFile, mkdirp, readText, removeFile } from "./files.ts";
+import { createPrivateFile, mkdirp, readStdinLine, readText, removeFile } from "./files.ts";
 import process from "node:process";
 import { bindable, nodeSqliteDialect, type SyncDatabase } from "./node-sqlite-dialect.ts";
 import type { Runtime, SqliteHandle } from "./types.ts";
@@ -41,6 +41,7 @@ export const denoRuntime: Runtime = {
   exit: (code) => process.exit(code),
   mkdirp,
   readText,
+  readStdinLine,
   createPrivateFile,
   removeFile,
   fileSize: (path) => statSync(path, { throwIfNoEntry: false })?.size ?? null,

@@ -1,4 +1,5 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import process from "node:process";
 
 // node:fs behaves the same under Bun and Deno; kept here so the rest stays runtime-free.
 
@@ -29,4 +30,16 @@ export function mkdirp(path: string): void {
 /** Removes a file if it is there. */
 export function removeFile(path: string): void {
   rmSync(path, { force: true });
+}
+
+/** The first line of standard input (without its line break), or all of it when it has none: a password piped to the CLI. */
+export async function readStdinLine(): Promise<string> {
+  let text = "";
+  const decoder = new TextDecoder();
+  for await (const chunk of process.stdin as AsyncIterable<Uint8Array | string>) {
+    text += typeof chunk === "string" ? chunk : decoder.decode(chunk, { stream: true });
+    const end = text.indexOf("\n");
+    if (end >= 0) return text.slice(0, end).replace(/\r$/, "");
+  }
+  return text.replace(/\r$/, "");
 }

@@ -40,6 +40,8 @@ export interface Runtime {
   exit(code: number): never;
   /** Creates a folder and its parents, owner-only (0700), as the database's folder must be (decisions §16). */
   mkdirp(path: string): void;
+  /** The first line of standard input (a password piped to `crm admin create`). */
+  readStdinLine(): Promise<string>;
   /** Reads a file as text; null when it does not exist. */
   readText(path: string): string | null;
   /** Creates a file readable by its owner only (mode 0600); false when it already exists. */

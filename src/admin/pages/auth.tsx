@@ -1,0 +1,137 @@
+import { Hono, type Context } from "hono";
+import { deleteCookie } from "hono/cookie";
+import { AccountError, checkCredentials, createAdmin } from "../accounts.ts";
+import type { AdminEnv } from "../env.ts";
+import { clearFailures, lockedUntil, recordFailure } from "../lockout.ts";
+import { field, preSessionToken, PRE_SESSION_COOKIE, SESSION_COOKIE, setAdminCookie } from "../security.ts";
+import { endSession, startSession } from "../sessions.ts";
+import { consumeSetupToken, setupTokenValid } from "../setup-link.ts";
+import { ErrorSummary, Field, Layout, noErrors, PostForm, type FormErrors } from "../ui.tsx";
+
+/** Sign-in, sign-out and the one-time setup link (decisions §14); the only pages without a session. */
+export const authPages = new Hono<AdminEnv>();
+
+/** Where to go after signing in: a path of the console, never another site. */
+const safeNext = (next: string | undefined) => (next && /^\/admin(\/[^\\]*)?$/.test(next) && !next.startsWith("//") ? next : "/admin/projects");
+
+const SignInPage = (p: { csrf: string; email?: string; next?: string; errors?: FormErrors }) => (
+  <Layout title="Sign in">
+    <div class="card narrow">
+      <h1>Sign in</h1>
+      <ErrorSummary errors={p.errors} ids={{ password: "f-password" }} />
+      <PostForm action={`/admin/sign-in${p.next ? `?next=${encodeURIComponent(p.next)}` : ""}`} token={p.csrf}>
+        <Field label="Email" name="email" type="email" value={p.email} autocomplete="username" required />
+        <Field label="Password" name="password" type="password" autocomplete="current-password" required />
+        <button type="submit">Sign in</button>
+      </PostForm>
+    </div>
+  </Layout>
+);
+
+function signInPage(c: Context<AdminEnv>, status: 200 | 401 | 429 = 200, props: { email?: string; errors?: FormErrors } = {}) {
+  const next = c.req.query("next");
+  return c.html(<SignInPage csrf={preSessionToken(c)} next={next ? safeNext(next) : undefined} {...props} />, status);
+}
+
+async function signIn(c: Context<AdminEnv>, adminId: string) {
+  const token = await startSession(c.var.deps.db, adminId, c.var.deps.clock.now());
+  setAdminCookie(c, SESSION_COOKIE, token);
+  deleteCookie(c, PRE_SESSION_COOKIE, { path: "/admin" });
+}
+
+authPages.get("/sign-in", (c) => (c.var.session ? c.redirect(safeNext(c.req.query("next")), 303) : signInPage(c)));
+
+authPages.post("/sign-in", async (c) => {
+  const { db, clock } = c.var.deps;
+  const email = field(c, "email").trim();
+  const password = field(c, "password");
+  const address = c.var.clientAddress;
+  const until = await lockedUntil(db, email, address, clock.now());
+  if (until !== null) {
+    const minutes = Math.ceil((until - clock.now()) / 60_000);
+    c.header("Retry-After", String(Math.ceil((until - clock.now()) / 1000)));
+    const errors = noErrors();
+    errors.general.push(`Too many failed sign-ins. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`);
+    return signInPage(c, 429, { email, errors });
+  }
+  const admin = email && password ? await checkCredentials(db, email, password) : null;
+  if (!admin) {
+    await recordFailure(db, email, address, clock.now());
+    const errors = noErrors();
+    errors.general.push("The email or the password is wrong.");
+    return signInPage(c, 401, { email, errors });
+  }
+  await clearFailures(db, email);
+  await signIn(c, admin.id);
+  c.var.deps.log.info("admin signed in", { adminId: admin.id, requestId: c.var.requestId });
+  return c.redirect(safeNext(c.req.query("next")), 303);
+});
+
+authPages.post("/sign-out", async (c) => {
+  if (c.var.session) await endSession(c.var.deps.db, c.var.session.id);
+  deleteCookie(c, SESSION_COOKIE, { path: "/admin" });
+  return c.redirect("/admin/sign-in", 303);
+});
+
+const SetupPage = (p: { csrf: string; token: string; email?: string; errors?: FormErrors }) => (
+  <Layout title="Create the first admin">
+    <div class="card narrow">
+      <h1>Create the first admin</h1>
+      <p>This link works once. The account you create here signs in to this console; more can be added with `crm admin create`.</p>
+      <ErrorSummary errors={p.errors} ids={{ email: "f-email", password: "f-password" }} />
+      <PostForm action={`/admin/setup?token=${encodeURIComponent(p.token)}`} token={p.csrf}>
+        <Field label="Email" name="email" type="email" value={p.email} autocomplete="username" required error={p.errors?.fields.email} />
+        <Field
+          label="Password"
+          name="password"
+          type="password"
+          autocomplete="new-password"
+          required
+          hint="At least 12 characters."
+          error={p.errors?.fields.password}
+        />
+        <button type="submit">Create admin</button>
+      </PostForm>
+    </div>
+  </Layout>
+);
+
+const SetupGone = () => (
+  <Layout title="Setup link not valid">
+    <div class="card narrow">
+      <h1>This setup link is not valid</h1>
+      <p>It was used already, it is older than 24 hours, or an admin exists. Sign in, or create an admin with `crm admin create --email E`.</p>
+      <p>
+        <a href="/admin/sign-in">Sign in</a>
+      </p>
+    </div>
+  </Layout>
+);
+
+authPages.get("/setup", async (c) => {
+  const token = c.req.query("token") ?? "";
+  if (!(await setupTokenValid(c.var.deps.db, token, c.var.deps.clock.now()))) return c.html(<SetupGone />, 404);
+  return c.html(<SetupPage csrf={preSessionToken(c)} token={token} />);
+});
+
+authPages.post("/setup", async (c) => {
+  const { db, clock } = c.var.deps;
+  const token = c.req.query("token") ?? "";
+  const email = field(c, "email");
+  const now = clock.now();
+  try {
+    const admin = await db.transaction().execute(async (trx) => {
+      if (!(await setupTokenValid(trx, token, now)) || !(await consumeSetupToken(trx, token, now))) return null;
+      return createAdmin(trx, email, field(c, "password"), new Date(now).toISOString());
+    });
+    if (!admin) return c.html(<SetupGone />, 404);
+    await signIn(c, admin.id);
+    c.var.deps.log.info("first admin created", { adminId: admin.id, requestId: c.var.requestId });
+    return c.redirect("/admin/projects", 303);
+  } catch (error) {
+    if (!(error instanceof AccountError)) throw error;
+    const errors = noErrors();
+    errors.fields[error.field] = error.message;
+    return c.html(<SetupPage csrf={preSessionToken(c)} token={token} email={email} errors={errors} />, 422);
+  }
+});

@@ -1,0 +1,264 @@
+import { raw } from "hono/html";
+import type { Child, FC, PropsWithChildren } from "hono/jsx";
+import { assetPath } from "./assets.ts";
+import type { Project } from "./env.ts";
+import type { Session } from "./sessions.ts";
+
+/**
+ * The console's building blocks (decisions §14): one layout, labelled fields, the CSRF
+ * field every form carries. hono/jsx escapes every value it renders; nothing here writes
+ * raw HTML.
+ */
+
+/** A project's sections, in the order of its navigation (the accessible names the tests rely on). */
+export const PROJECT_SECTIONS = [
+  ["keys", "API keys"],
+  ["contacts", "Contacts"],
+  ["reference", "Reference data"],
+  ["forms", "Forms"],
+  ["webhooks", "Webhooks"],
+  ["events", "Events"],
+  ["import", "Import"],
+] as const;
+export type Section = (typeof PROJECT_SECTIONS)[number][0] | "settings";
+
+export const projectPath = (project: { id: string }, section?: string) => `/admin/projects/${project.id}${section ? `/${section}` : ""}`;
+
+/** The hidden CSRF field of every form (decisions §14). */
+export const Csrf: FC<{ token: string }> = ({ token }) => <input type="hidden" name="_csrf" value={token} />;
+
+/** A form that posts to `action` with the CSRF field; children are its fields and buttons. */
+export const PostForm: FC<PropsWithChildren<{ action: string; token: string; class?: string; enctype?: "multipart/form-data"; label?: string }>> = (props) => (
+  <form method="post" action={props.action} class={props.class} enctype={props.enctype} aria-label={props.label}>
+    <Csrf token={props.token} />
+    {props.children}
+  </form>
+);
+
+interface Page {
+  title: string;
+  session?: Session;
+  project?: Project;
+  section?: Section;
+  /** Refresh the page every N seconds (an import in progress), without script. */
+  refresh?: number;
+}
+
+export const Layout: FC<PropsWithChildren<Page>> = ({ title, session, project, section, refresh, children }) => (
+  <>
+  {raw("<!DOCTYPE html>")}
+  <html lang="en">
+    <head>
+      <meta charset="utf-8" />
+      <meta name="viewport" content="width=device-width, initial-scale=1" />
+      {refresh ? <meta http-equiv="refresh" content={String(refresh)} /> : null}
+      <title>{project ? `${title} · ${project.name} · CRM admin` : `${title} · CRM admin`}</title>
+      <link rel="stylesheet" href={assetPath("admin.css")} />
+    </head>
+    <body>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
+      <header class="top">
+        <a class="brand" href="/admin/projects">
+          CRM admin
+        </a>
+        {session ? (
+          <div class="who">
+            <span class="email">{session.email}</span>
+            <PostForm action="/admin/sign-out" token={session.csrfToken} class="inline">
+              <button type="submit" class="link">
+                Sign out
+              </button>
+            </PostForm>
+          </div>
+        ) : null}
+      </header>
+      {project ? <ProjectNav project={project} section={section} /> : null}
+      <main id="main">{children}</main>
+    </body>
+  </html>
+  </>
+);
+
+const ProjectNav: FC<{ project: Project; section?: Section }> = ({ project, section }) => (
+  <nav class="project" aria-label={`Project ${project.name}`}>
+    <a href="/admin/projects" class="crumb">
+      Projects
+    </a>
+    <span aria-hidden="true" class="sep">
+      /
+    </span>
+    <a href={projectPath(project)} class="crumb" aria-current={section === "settings" ? "page" : undefined}>
+      {project.name}
+    </a>
+    <ul>
+      {PROJECT_SECTIONS.map(([path, name]) => (
+        <li>
+          <a href={projectPath(project, path)} aria-current={section === path ? "page" : undefined}>
+            {name}
+          </a>
+        </li>
+      ))}
+    </ul>
+  </nav>
+);
+
+/** What went wrong with a submitted form: one message per field, and messages that belong to no field. */
+export interface FormErrors {
+  fields: Record<string, string>;
+  general: string[];
+}
+export const noErrors = (): FormErrors => ({ fields: {}, general: [] });
+
+/** The errors at the top of a form, announced, each linking to its field. */
+export const ErrorSummary: FC<{ errors?: FormErrors; ids?: Record<string, string> }> = ({ errors, ids }) => {
+  if (!errors || (errors.general.length === 0 && Object.keys(errors.fields).length === 0)) return null;
+  return (
+    <div class="errors" role="alert" tabindex={-1}>
+      <h2>There is a problem</h2>
+      <ul>
+        {errors.general.map((m) => (
+          <li>{m}</li>
+        ))}
+        {Object.entries(errors.fields).map(([field, m]) => (
+          <li>{ids?.[field] ? <a href={`#${ids[field]}`}>{m}</a> : m}</li>
+        ))}
+      </ul>
+    </div>
+  );
+};
+
+const fieldId = (name: string) => `f-${name.replace(/[^A-Za-z0-9_-]/g, "-")}`;
+
+interface FieldProps {
+  label: string;
+  name: string;
+  value?: string | number | null;
+  type?: string;
+  error?: string;
+  hint?: Child;
+  required?: boolean;
+  autocomplete?: string;
+  inputmode?: "numeric" | "email" | "tel" | "url" | "decimal";
+  id?: string;
+  placeholder?: string;
+  min?: string | number;
+}
+
+/** A labelled input; its error and hint are tied to it (aria-describedby) so a screen reader reads them with it. */
+export const Field: FC<FieldProps> = (p) => {
+  const id = p.id ?? fieldId(p.name);
+  const described = [p.hint ? `${id}-hint` : null, p.error ? `${id}-error` : null].filter(Boolean).join(" ") || undefined;
+  return (
+    <div class={p.error ? "field invalid" : "field"}>
+      <label for={id}>{p.label}</label>
+      {p.hint ? (
+        <p class="hint" id={`${id}-hint`}>
+          {p.hint}
+        </p>
+      ) : null}
+      {p.error ? (
+        <p class="error" id={`${id}-error`}>
+          {p.error}
+        </p>
+      ) : null}
+      <input
+        id={id}
+        name={p.name}
+        type={p.type ?? "text"}
+        value={p.value ?? undefined}
+        required={p.required}
+        autocomplete={p.autocomplete}
+        inputmode={p.inputmode}
+        placeholder={p.placeholder}
+        min={p.min}
+        aria-invalid={p.error ? "true" : undefined}
+        aria-describedby={described}
+      />
+    </div>
+  );
+};
+
+export const TextArea: FC<Omit<FieldProps, "type"> & { rows?: number }> = (p) => {
+  const id = p.id ?? fieldId(p.name);
+  return (
+    <div class={p.error ? "field invalid" : "field"}>
+      <label for={id}>{p.label}</label>
+      {p.error ? (
+        <p class="error" id={`${id}-error`}>
+          {p.error}
+        </p>
+      ) : null}
+      <textarea id={id} name={p.name} rows={p.rows ?? 4} required={p.required} aria-invalid={p.error ? "true" : undefined} aria-describedby={p.error ? `${id}-error` : undefined}>
+        {p.value ?? ""}
+      </textarea>
+    </div>
+  );
+};
+
+export const Select: FC<{ label: string; name: string; options: Array<[value: string, text: string]>; value?: string | null; error?: string; id?: string }> = (p) => {
+  const id = p.id ?? fieldId(p.name);
+  return (
+    <div class={p.error ? "field invalid" : "field"}>
+      <label for={id}>{p.label}</label>
+      {p.error ? (
+        <p class="error" id={`${id}-error`}>
+          {p.error}
+        </p>
+      ) : null}
+      <select id={id} name={p.name} aria-invalid={p.error ? "true" : undefined} aria-describedby={p.error ? `${id}-error` : undefined}>
+        {p.options.map(([value, text]) => (
+          <option value={value} selected={value === (p.value ?? "")}>
+            {text}
+          </option>
+        ))}
+      </select>
+    </div>
+  );
+};
+
+export const Checkbox: FC<{ label: string; name: string; value?: string; checked?: boolean; id?: string }> = (p) => {
+  const id = p.id ?? fieldId(`${p.name}-${p.value ?? "on"}`);
+  return (
+    <div class="check">
+      <input type="checkbox" id={id} name={p.name} value={p.value ?? "on"} checked={p.checked} />
+      <label for={id}>{p.label}</label>
+    </div>
+  );
+};
+
+/**
+ * A secret shown once (a new API key, a new signing secret), in a read-only text box named
+ * by `label`: selectable and copyable by hand, readable as its value and as its text.
+ */
+export const ShownOnce: FC<{ label: string; value: string; note: string }> = ({ label, value, note }) => (
+  <section class="once" aria-labelledby="once-label">
+    <label for="once-value" id="once-label">
+      {label}
+    </label>
+    <textarea id="once-value" readonly rows={2} spellcheck={false} autocomplete="off">
+      {value}
+    </textarea>
+    <p class="hint">{note}</p>
+  </section>
+);
+
+/** A time as UTC ISO text, machine-readable too; a dash when there is none. */
+export const Time: FC<{ at: string | null | undefined }> = ({ at }) =>
+  at ? <time datetime={at}>{at.replace("T", " ").replace(/\.\d+Z$/, "Z").replace(/Z$/, " UTC")}</time> : <span class="none">—</span>;
+
+/** A wide table that scrolls inside itself on a phone instead of the whole page. */
+export const TableWrap: FC<PropsWithChildren<{ label: string }>> = ({ label, children }) => (
+  <div class="table" role="region" aria-label={label} tabindex={0}>
+    {children}
+  </div>
+);
+
+/** A status line after a successful action (post/redirect/get carries it as `?done=`). */
+export const Notice: FC<{ text?: string | null }> = ({ text }) =>
+  text ? (
+    <p class="notice" role="status">
+      {text}
+    </p>
+  ) : null;
