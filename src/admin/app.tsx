@@ -95,7 +95,7 @@ export function adminApp(): Hono<AdminEnv> {
   app.use("*", requireSession());
   app.get("/", (c) => c.redirect("/admin/projects", 303));
   app.use("/projects/:projectId/*", loadProject());
-  app.use("/projects/:projectId", async (c, next) => (c.req.param("projectId") === "new" ? next() : loadProject()(c, next)));
+  app.use("/projects/:projectId", loadProject());
   app.route("/projects", projectPages);
   app.all("*", (c) => message(c, 404, "Not found", "There is no such page."));
   return app;

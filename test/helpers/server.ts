@@ -64,7 +64,8 @@ export interface ServerHandle {
   stderr: () => string;
   /** Runs `crm ARGS` on the server's database; its JSON answer (throws unless exit 0). */
   cli: (args: string[]) => Promise<any>;
-  cliRaw: (args: string[]) => Promise<CommandResult>;
+  /** Runs `crm ARGS` as cli does, with `stdin` on its standard input (a password for `crm admin create`). */
+  cliRaw: (args: string[], stdin?: string) => Promise<CommandResult>;
   /** A new key of the default project (or `projectId`); returns the key string. */
   newKey: (scopes: string[], projectId?: string) => Promise<string>;
   createKey: (opts: { scopes: string[]; projectId?: string; expiresAt?: string; name?: string }) => Promise<KeyInfo>;
@@ -166,7 +167,7 @@ export async function startServer(
   const env: Record<string, string> = { ...(process.env as Record<string, string>), ...serverEnv, PORT: String(proc.port), HOST: "127.0.0.1" };
   const { origin, baseUrl } = proc;
 
-  const cliRaw = (args: string[]) => runCommand([BUN, "src/main.ts", ...args], { cwd: REPO_ROOT, env, allowFail: true });
+  const cliRaw = (args: string[], stdin?: string) => runCommand([BUN, "src/main.ts", ...args], { cwd: REPO_ROOT, env, allowFail: true, stdin });
   const cli = async (args: string[]) => {
     const r = await cliRaw(args);
     if (r.exitCode !== 0) throw new Error(`crm ${args.join(" ")} failed (${r.exitCode}):\n${r.stdout}\n${r.stderr}`);

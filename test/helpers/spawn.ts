@@ -79,9 +79,10 @@ export interface CommandResult {
 /** Runs a command to completion without blocking the event loop; throws unless it exits 0 (or `allowFail`). */
 export async function runCommand(
   cmd: string[],
-  opts: { cwd?: string; env?: Record<string, string>; allowFail?: boolean; timeoutMs?: number } = {},
+  opts: { cwd?: string; env?: Record<string, string>; allowFail?: boolean; timeoutMs?: number; stdin?: string } = {},
 ): Promise<CommandResult> {
-  const proc = Bun.spawn(cmd, { cwd: opts.cwd ?? REPO_ROOT, env: opts.env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  const stdin = opts.stdin === undefined ? "ignore" : new TextEncoder().encode(opts.stdin);
+  const proc = Bun.spawn(cmd, { cwd: opts.cwd ?? REPO_ROOT, env: opts.env, stdin, stdout: "pipe", stderr: "pipe" });
   live.add(proc);
   const timer = setTimeout(() => proc.kill("SIGKILL"), opts.timeoutMs ?? 60_000);
   const [stdout, stderr, exitCode] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
