@@ -1,9 +1,10 @@
 /**
  * Deno-portable, proven (decisions §1): the same server started under Deno 2 with
  * node:sqlite behind src/runtime answers the core API, replays a uniqueIdentifier, delivers
- * a signed webhook through node:http with its pinned `lookup`, and the admin CLI runs under
- * Deno on the same database; on SQLite and on PostgreSQL. Run by `npm run test:deno` (CRM_TEST_DENO=1); plain `bun test`
- * skips it so CI does not run it twice.
+ * a signed webhook through node:http with its pinned `lookup`, the admin CLI runs under
+ * Deno on the same database, and the admin console renders (hono/jsx); on SQLite and on
+ * PostgreSQL. Run by `npm run test:deno` (CRM_TEST_DENO=1); plain `bun test` skips it so
+ * CI does not run it twice.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -11,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { Webhook } from "standardwebhooks";
+import { ADMIN_PASSWORD, AdminClient } from "../helpers/admin.ts";
 import { startReceiver, type Receiver } from "../helpers/receiver.ts";
 import { createTestDatabase } from "../helpers/postgres.ts";
 import { until } from "../helpers/until.ts";
@@ -151,6 +153,22 @@ for (const backend of ["sqlite", "postgres"] as const) describe.skipIf(!enabled)
     expect(list.json.data).toHaveLength(3);
     const denied = await server.api("POST", "/contacts", { key: created.key, body: { firstName: "x" } });
     expect(denied.status).toBe(403);
+  });
+
+  test("the admin console renders under Deno (hono/jsx): an admin made by the Deno CLI signs in and creates a project", async () => {
+    const email = `deno-${backend}@example.com`;
+    const made = await run([...DENO_RUN, "src/main.ts", "admin", "create", "--email", email, "--json"], { env, stdin: `${ADMIN_PASSWORD}\n` });
+    expect(JSON.parse(made.stdout.trim()).email).toBe(email);
+    const client = new AdminClient(server.origin);
+    await client.signIn(email);
+    const projects = await client.get("/admin/projects");
+    expect(projects.status).toBe(200);
+    expect(projects.text).toStartWith("<!DOCTYPE html>");
+    expect(projects.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
+    const created = await client.post("/admin/projects", { name: "made under deno" });
+    expect(created.status).toBe(303);
+    const list = lastJson((await run([...DENO_RUN, "src/main.ts", "project", "list", "--json"], { env })).stdout);
+    expect(list.data.map((p: { name: string }) => p.name)).toContain("made under deno");
   });
 
   test("GET /docs/scalar.js answers the Scalar bundle embedded by the text import (decisions §15), gzip too", async () => {
