@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pkg from "../../package.json" with { type: "json" };
 import { COMMANDS, type CommandName, type CommandSpec } from "../../src/cli/commands.ts";
+import { ADMIN_PASSWORD, createAdminAccount } from "../helpers/admin.ts";
 import { startServer, type ServerHandle } from "../helpers/server.ts";
 import { BUN, runCommand, type CommandResult } from "../helpers/spawn.ts";
 
@@ -206,15 +207,18 @@ describe("every option the table lists is accepted and used", () => {
     options: "a,b",
     fields: "email,firstName",
     "redirect-url": "https://example.com/thanks",
+    email: "full.options@example.com",
   };
 
   test("each admin command, run with every option of its row at once, succeeds (exit 0, one JSON object)", async () => {
     const csv = join(srv.dir, "people.csv");
     writeFileSync(csv, "firstName,email\nAda,ada@example.com\n");
     const key = await srv.createKey({ scopes: ["contacts:read"] });
+    const doomed = await createAdminAccount(srv.env);
     const args: Partial<Record<CommandName, string[]>> = {
       "project update": [srv.projectId],
       "key revoke": [key.id],
+      "admin delete": [doomed.id],
       import: [csv],
       backup: [join(srv.dir, "backup.db")],
     };
@@ -227,7 +231,8 @@ describe("every option the table lists is accepted and used", () => {
         if (option.type === "boolean") line.push(`--${flag}`);
         else line.push(`--${flag}`, flag === "project" ? srv.projectId : flag === "name" ? `${VALUES.name} ${name}` : VALUES[flag]!);
       }
-      const r = await srv.cliRaw(line);
+      // The admin commands that take a password read it from stdin; the others ignore stdin.
+      const r = await srv.cliRaw(line, `${ADMIN_PASSWORD}\n`);
       expect(r.exitCode, `crm ${line.join(" ")}:\n${r.stderr}`).toBe(0);
       expect(() => JSON.parse(r.stdout)).not.toThrow();
       ran.push(name);
