@@ -21,3 +21,21 @@ export async function eventsBetween(db: Db, projectId: string, since: string, un
   if (until !== null) q = q.where("created_at", "<=", until);
   return q.orderBy("created_at").orderBy("id").limit(limit).execute();
 }
+
+/**
+ * The console's event log (decisions §14): events of the project created in [since,
+ * until], of one type when given, newest first, `limit + 1` rows from after `before`.
+ */
+export async function listEventLog(
+  db: Db,
+  projectId: string,
+  filters: { type?: string; since: string; until?: string },
+  limit: number,
+  before?: [string, string],
+) {
+  let q = db.selectFrom("events").select(["id", "type", "created_at", "body"]).where("project_id", "=", projectId).where("created_at", ">=", filters.since);
+  if (filters.until !== undefined) q = q.where("created_at", "<=", filters.until);
+  if (filters.type !== undefined) q = q.where("type", "=", filters.type);
+  if (before) q = q.where((eb) => keysetAfter(eb as never, ["created_at", "id"], before, "desc"));
+  return q.orderBy("created_at", "desc").orderBy("id", "desc").limit(limit + 1).execute();
+}

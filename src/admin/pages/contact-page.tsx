@@ -1,0 +1,188 @@
+import { Hono, type Context } from "hono";
+import { ADDRESS_KEYS, type Contact } from "../../contacts/schemas.ts";
+import { getContactWithSignal, requireContactNumber } from "../../contacts/service.ts";
+import { ApiError } from "../../errors.ts";
+import { validationFailure } from "../../http/validation.ts";
+import { CreateInteractionBody, type InteractionLog } from "../../interactions/schemas.ts";
+import { createInteraction, listInteractions } from "../../interactions/service.ts";
+import { isoNow } from "../../lib/time.ts";
+import { formErrors, write } from "../actions.ts";
+import type { AdminEnv } from "../env.ts";
+import { ErrorSummary, Layout, Notice, PostForm, TextArea, Time, type FormErrors } from "../ui.tsx";
+import { contactPath, contactsPath, displayName, idOf, loadReference, shownValue } from "./contact-common.ts";
+import { field } from "../security.ts";
+
+/** A contact's page (decisions §14): every field, tags, custom fields, duplicateSignal, the timeline and "Add note". */
+export const contactPagePages = new Hono<AdminEnv>();
+
+/** Entries of the timeline per page. */
+const TIMELINE_PAGE = 20;
+
+const DONE: Record<string, string> = {
+  created: "Contact created.",
+  saved: "Contact saved.",
+  unchanged: "Nothing was changed, so nothing was saved.",
+  noted: "Note added.",
+};
+
+type Shown = Contact & { duplicateSignal: { emailMatches: number; phoneMatches: number } };
+type Timeline = { data: InteractionLog[]; pagination: { nextCursor: string | null } };
+
+const Value = ({ v }: { v: string | null | undefined }) => (v ? <>{v}</> : <span class="none">—</span>);
+const others = (n: number, what: string) => `${n} other contact${n === 1 ? "" : "s"} with this ${what}`;
+
+interface PageProps {
+  c: Context<AdminEnv>;
+  contact: Shown;
+  customTitles: Map<string, string>;
+  timeline: Timeline;
+  note?: string;
+  errors?: FormErrors;
+}
+
+const ContactPage = ({ c, contact, customTitles, timeline, note, errors }: PageProps) => {
+  const name = displayName(contact);
+  const here = contactPath(c, contact.contactId);
+  const address = ADDRESS_KEYS.map((k) => contact.address[k]).filter((v): v is string => !!v);
+  const dup = contact.duplicateSignal;
+  const done = c.req.query("done");
+  return (
+    <Layout title={name} session={c.var.session} project={c.var.project} section="contacts">
+      <h1>{name}</h1>
+      <Notice text={done ? DONE[done] : null} />
+      <p class="actions">
+        <a class="button secondary" href={`${here}/edit`}>
+          Edit
+        </a>
+        <a href={contactsPath(c)}>All contacts</a>
+      </p>
+      <dl class="props card">
+        <dt>Contact id</dt>
+        <dd class="mono">{contact.contactId}</dd>
+        <dt>Identity</dt>
+        <dd>{contact.identityType}</dd>
+        <dt>First name</dt>
+        <dd><Value v={contact.firstName} /></dd>
+        <dt>Last name</dt>
+        <dd><Value v={contact.lastName} /></dd>
+        <dt>Business name</dt>
+        <dd><Value v={contact.businessName} /></dd>
+        <dt>Email</dt>
+        <dd><Value v={contact.email} /></dd>
+        <dt>Phone</dt>
+        <dd><Value v={contact.phone} /></dd>
+        <dt>Website</dt>
+        <dd>{contact.website && /^https?:\/\//i.test(contact.website) ? <a href={contact.website} rel="noopener noreferrer nofollow">{contact.website}</a> : <Value v={contact.website} />}</dd>
+        <dt>Address</dt>
+        <dd>{address.length ? address.map((line) => <div>{line}</div>) : <Value v={null} />}</dd>
+        <dt>Contact type</dt>
+        <dd>{contact.contactType ? `${contact.contactType.name} (${contact.contactType.category})` : <Value v={null} />}</dd>
+        <dt>Tags</dt>
+        <dd>{contact.tags.length ? contact.tags.map((t) => <span class="badge off tag">{t.name}</span>) : <Value v={null} />}</dd>
+        <dt>Subscribed</dt>
+        <dd>{contact.subscribed ? "Yes" : "No"}</dd>
+        <dt>SMS subscribed</dt>
+        <dd>{contact.smsSubscribed ? "Yes" : "No"}</dd>
+        <dt>Source</dt>
+        <dd><Value v={contact.source} /></dd>
+        <dt>Created</dt>
+        <dd><Time at={contact.createdAt} /></dd>
+        <dt>Updated</dt>
+        <dd><Time at={contact.updatedAt} /></dd>
+        <dt>Possible duplicates</dt>
+        <dd>
+          {others(dup.emailMatches, "email")}
+          {dup.emailMatches > 0 && contact.email ? <> (<a href={`${contactsPath(c)}?${new URLSearchParams({ email: contact.email })}`}>show</a>)</> : null}
+          ; {others(dup.phoneMatches, "phone")}
+          {dup.phoneMatches > 0 && contact.phone ? <> (<a href={`${contactsPath(c)}?${new URLSearchParams({ phone: contact.phone })}`}>show</a>)</> : null}
+        </dd>
+      </dl>
+      <h2>Custom fields</h2>
+      {Object.keys(contact.customFields).length === 0 ? (
+        <p class="none">None set.</p>
+      ) : (
+        <dl class="props card">
+          {Object.entries(contact.customFields).map(([id, v]) => (
+            <>
+              <dt>{customTitles.get(id) ?? id}</dt>
+              <dd>{shownValue(v)}</dd>
+            </>
+          ))}
+        </dl>
+      )}
+      <h2>Notes</h2>
+      {contact.notes ? <p class="card prewrap">{contact.notes}</p> : <p class="none">None.</p>}
+      <section aria-labelledby="timeline">
+        <h2 id="timeline">Timeline</h2>
+        <div class="card">
+          <ErrorSummary errors={errors} ids={{ note: idOf("note") }} />
+          <PostForm action={`${here}/notes`} token={c.var.session.csrfToken}>
+            <TextArea label="Note" name="note" id={idOf("note")} value={note} error={errors?.fields.note} rows={3} />
+            <button type="submit">Add note</button>
+          </PostForm>
+        </div>
+        {timeline.data.length === 0 ? (
+          <p class="none">Nothing on the timeline yet.</p>
+        ) : (
+          <ol class="timeline" aria-label="Timeline, newest first">
+            {timeline.data.map((log) => (
+              <li>
+                <p class="meta">
+                  <Time at={log.date} /> · {log.interactionType.name}
+                </p>
+                {log.note ? <p class="prewrap">{log.note}</p> : null}
+                {Object.keys(log.fields).length > 0 ? (
+                  <dl class="props">
+                    {Object.entries(log.fields).map(([k, v]) => (
+                      <>
+                        <dt>{k}</dt>
+                        <dd>{v}</dd>
+                      </>
+                    ))}
+                  </dl>
+                ) : null}
+              </li>
+            ))}
+          </ol>
+        )}
+        {timeline.pagination.nextCursor ? (
+          <nav class="pager" aria-label="Timeline pages">
+            <a href={`${here}?${new URLSearchParams({ cursor: timeline.pagination.nextCursor })}#timeline`}>Older entries</a>
+          </nav>
+        ) : null}
+      </section>
+    </Layout>
+  );
+};
+
+async function show(c: Context<AdminEnv>, extra: { note?: string; errors?: FormErrors; cursor?: string } = {}, status: 200 | 422 = 200) {
+  const { db, cursors } = c.var.deps;
+  const projectId = c.var.project.id;
+  const n = requireContactNumber(c.req.param("contactId")!);
+  const contact = await getContactWithSignal(db, projectId, n);
+  const reference = await loadReference(db, projectId);
+  const timeline = await listInteractions(db, cursors, projectId, n, { limit: TIMELINE_PAGE, cursor: extra.cursor });
+  const customTitles = new Map(reference.customFields.map((f) => [f.id, f.title]));
+  return c.html(<ContactPage c={c} contact={contact} customTitles={customTitles} timeline={timeline} note={extra.note} errors={extra.errors} />, status);
+}
+
+contactPagePages.get("/:contactId", (c) => show(c, { cursor: c.req.query("cursor") || undefined }));
+
+/** Adds a note to the timeline as POST /v1/contacts/{id}/interactions with `type: "note"` does (decisions §6): interaction_log.created. */
+contactPagePages.post("/:contactId/notes", async (c) => {
+  const projectId = c.var.project.id;
+  const n = requireContactNumber(c.req.param("contactId"));
+  const note = field(c, "note").replace(/\r\n?/g, "\n");
+  const refused = (error: unknown) => show(c, { note, errors: formErrors(error) }, 422);
+  if (note.trim() === "") return refused(new ApiError("ERR_FORM_VALIDATION", "Write the note to add.", "note"));
+  const body = { type: "note", note };
+  const parsed = CreateInteractionBody.safeParse(body);
+  if (!parsed.success) return refused(validationFailure(parsed.error, { input: body, target: "json" }));
+  try {
+    const now = isoNow(c.var.deps.clock);
+    const { log } = await write(c, projectId, (trx) => createInteraction(trx, projectId, n, parsed.data, now));
+    return c.redirect(`${contactPath(c, log.contactId)}?done=noted#timeline`, 303);
+  } catch (error) {
+    return refused(error);
+  }
+});
