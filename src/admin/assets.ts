@@ -60,6 +60,7 @@ th,td{text-align:left;padding:.5rem .75rem;border-bottom:1px solid #e5e7eb;verti
 th{font-size:.9rem;color:#374151;background:#f9fafb;white-space:nowrap}
 tr:last-child td{border-bottom:none}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
+td.nowrap{white-space:nowrap}
 code,pre,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.9rem}
 pre{white-space:pre-wrap;word-break:break-word;background:#f3f4f6;padding:.6rem;border-radius:6px;margin:.3rem 0;max-height:24rem;overflow:auto}
 dl.props{display:grid;grid-template-columns:minmax(8rem,max-content) 1fr;gap:.3rem 1rem;margin:0}
@@ -77,6 +78,11 @@ dl.props dd{margin:0;overflow-wrap:anywhere}
 .timeline .meta{color:#4b5563;font-size:.9rem}
 progress{width:100%;height:1.2rem}
 details summary{cursor:pointer}
+.card>h2:first-child{margin-top:0}
+dl.props.card{margin-bottom:1rem}
+code.snippet{display:block;white-space:pre-wrap;overflow-wrap:anywhere;min-width:12rem;max-width:28rem;max-height:8rem;overflow:auto}
+.prewrap{white-space:pre-wrap;overflow-wrap:anywhere}
+.tag{margin:0 .3rem .3rem 0}
 @media (max-width:40rem){
   main{padding:.75rem}
   h1{font-size:1.35rem}

@@ -38,6 +38,51 @@ export async function createApiKey(
   return { id, key };
 }
 
+/** A key as `crm key list` and the console show it: never the key itself (decisions §2). */
+export interface ApiKeyInfo {
+  id: string;
+  projectId: string;
+  name: string | null;
+  hint: string;
+  scopes: Scope[];
+  expiresAt: string | null;
+  revokedAt: string | null;
+  lastUsedAt: string | null;
+  createdAt: string;
+}
+
+/** Every key (of one project when given), oldest first. */
+export async function listApiKeys(db: Db, projectId?: string): Promise<ApiKeyInfo[]> {
+  let q = db.selectFrom("api_keys").select(["id", "project_id", "name", "hint", "scopes", "expires_at", "revoked_at", "last_used_at", "created_at"]);
+  if (projectId) q = q.where("project_id", "=", projectId);
+  const rows = await q.orderBy("created_at").orderBy("id").execute();
+  return rows.map((r) => ({
+    id: r.id,
+    projectId: r.project_id,
+    name: r.name,
+    hint: r.hint,
+    scopes: r.scopes.split(" ") as Scope[],
+    expiresAt: r.expires_at,
+    revokedAt: r.revoked_at,
+    lastUsedAt: r.last_used_at,
+    createdAt: r.created_at,
+  }));
+}
+
+/**
+ * Revokes a key (`crm key revoke`, the console): it answers 401 from then on (within the
+ * verify cache's 2 s on other nodes, decisions §1). Revoking a revoked key changes nothing.
+ * False when there is no such key (in `projectId`, when given).
+ */
+export async function revokeApiKey(db: Db, id: string, now: string, projectId?: string): Promise<boolean> {
+  let update = db.updateTable("api_keys").set({ revoked_at: now }).where("id", "=", id).where("revoked_at", "is", null);
+  if (projectId) update = update.where("project_id", "=", projectId);
+  if (Number((await update.executeTakeFirst()).numUpdatedRows) > 0) return true;
+  let exists = db.selectFrom("api_keys").select("id").where("id", "=", id);
+  if (projectId) exists = exists.where("project_id", "=", projectId);
+  return (await exists.executeTakeFirst()) !== undefined;
+}
+
 const CACHE_MS = 1000;
 
 /**
@@ -89,6 +134,11 @@ export class KeyStore {
       contactCreatesPerHour: row.contact_creates_per_hour,
     };
     return { caller, expiresAt: row.expires_at, fetched: now };
+  }
+
+  /** Drops a key revoked on this node from the cache, so it is refused at once here (other nodes: within 2 s). */
+  forget(keyId: string): void {
+    for (const [hash, entry] of this.cache) if (entry.caller?.keyId === keyId) this.cache.delete(hash);
   }
 
   /** Writes the last-used times gathered since the previous flush (jobs). */

@@ -1,5 +1,5 @@
 import type { Kysely } from "kysely";
-import { createApiKey } from "../auth/keys.ts";
+import { createApiKey, listApiKeys, revokeApiKey } from "../auth/keys.ts";
 import { parseScopes } from "../auth/scopes.ts";
 import type { Config } from "../config.ts";
 import type { Database } from "../db/schema.ts";
@@ -30,30 +30,13 @@ export async function keyCreate(db: Kysely<Database>, config: Config, { values }
 /** `crm key revoke ID` (decisions §3). */
 export async function keyRevoke(db: Kysely<Database>, { values, args }: Input<"key revoke">): Promise<void> {
   const id = args[0]!;
-  const result = await db.updateTable("api_keys").set({ revoked_at: isoNow() }).where("id", "=", id).where("revoked_at", "is", null).executeTakeFirst();
-  if (Number(result.numUpdatedRows) === 0) {
-    const exists = await db.selectFrom("api_keys").select("id").where("id", "=", id).executeTakeFirst();
-    if (!exists) throw new UsageError(`no key ${id}`);
-  }
+  if (!(await revokeApiKey(db, id, isoNow()))) throw new UsageError(`no key ${id}`);
   output(values.json, { id, revoked: true }, `Revoked key ${id}.`);
 }
 
 /** `crm key list [--project ID]` (decisions §3): ids and hints, never a key. */
 export async function keyList(db: Kysely<Database>, { values }: Input<"key list">): Promise<void> {
-  let q = db.selectFrom("api_keys").select(["id", "project_id", "name", "hint", "scopes", "expires_at", "revoked_at", "last_used_at", "created_at"]);
-  if (values.project) q = q.where("project_id", "=", values.project);
-  const rows = await q.orderBy("created_at").execute();
-  const data = rows.map((r) => ({
-    id: r.id,
-    projectId: r.project_id,
-    name: r.name,
-    hint: r.hint,
-    scopes: r.scopes.split(" "),
-    expiresAt: r.expires_at,
-    revokedAt: r.revoked_at,
-    lastUsedAt: r.last_used_at,
-    createdAt: r.created_at,
-  }));
+  const data = await listApiKeys(db, values.project);
   const lines = data.map((k) => `${k.id}  ${k.projectId}  ${k.hint}  ${k.scopes.join(",")}${k.revokedAt ? "  revoked" : ""}`);
   output(values.json, { data }, lines.join("\n") || "No keys.");
 }

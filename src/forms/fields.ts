@@ -63,8 +63,19 @@ const CUSTOM_KINDS: Record<string, FieldKind> = {
   multiselect: "multiselect",
 };
 
-/** A field list that cannot make a form; the CLI shows it as a usage error. */
-export class FormFieldsError extends Error {}
+/**
+ * A form the rules refuse (decisions §10): its field list (a sentence), or (`field`) its name
+ * or redirect URL (a predicate: "takes 1–255 characters"). The CLI shows it as a usage error
+ * naming its option, the console at the field.
+ */
+export class FormFieldsError extends Error {
+  constructor(
+    message: string,
+    readonly field: "fields" | "name" | "redirectUrl" = "fields",
+  ) {
+    super(message);
+  }
+}
 
 /**
  * `--fields` of `crm form create` → stored field names: contact field names as they are,

@@ -6,9 +6,10 @@ import { createContact, parseContactId, patchContact } from "../contacts/service
 import type { Db, FormRow } from "../db/schema.ts";
 import { recordEvent } from "../events/record.ts";
 import { newId } from "../lib/ids.ts";
+import { isHttpUrl } from "../lib/formats.ts";
 import { isoNow } from "../lib/time.ts";
 import { allCustomFields } from "../reference/repository.ts";
-import { fieldSpecs, resolveFieldNames, type FieldSpec } from "./fields.ts";
+import { fieldSpecs, FormFieldsError, resolveFieldNames, type FieldSpec } from "./fields.ts";
 import { asSubmissionError } from "./input.ts";
 import * as repo from "./repository.ts";
 
@@ -32,15 +33,23 @@ export const toForm = (row: FormRow): Form => ({
 });
 
 /**
- * `crm form create` (decisions §10): custom fields given by title are stored by id, so a
- * later rename does not break the form. Throws a message for a field it cannot resolve.
+ * `crm form create` and the console (decisions §10, §14): a name of 1–255 characters
+ * (trimmed), an optional http(s) redirect URL of at most 2048; custom fields given by title
+ * are stored by id, so a later rename does not break the form. Throws FormFieldsError for
+ * what it refuses.
  */
 export async function createForm(db: Db, input: { projectId: string; name: string; fields: string[]; redirectUrl: string | null }) {
+  const name = input.name.trim();
+  if (name === "" || name.length > 255) throw new FormFieldsError("takes 1–255 characters", "name");
+  const { redirectUrl } = input;
+  if (redirectUrl !== null && (redirectUrl.length > 2048 || !isHttpUrl(redirectUrl))) {
+    throw new FormFieldsError("must be an http(s) URL of at most 2048 characters", "redirectUrl");
+  }
   const fields = resolveFieldNames(input.fields, await allCustomFields(db, input.projectId));
   const row: FormRow = {
     id: newId("frm"),
     project_id: input.projectId,
-    name: input.name,
+    name,
     fields: JSON.stringify(fields),
     redirect_url: input.redirectUrl,
     created_at: isoNow(),
