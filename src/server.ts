@@ -1,6 +1,7 @@
 import { createApp } from "./app.ts";
 import { KeyStore } from "./auth/keys.ts";
 import { RateLimiter } from "./auth/rate-limiter.ts";
+import { stopImports } from "./admin/imports.ts";
 import { issueSetupToken } from "./admin/setup-link.ts";
 import { bootstrap } from "./bootstrap.ts";
 import { ConfigError, type Config } from "./config.ts";
@@ -166,6 +167,7 @@ async function serveOn(
       await server.stop();
       await dispatcher.stop();
       await jobs.stop();
+      await stopImports(db);
       await storage.close();
     },
   };

@@ -79,6 +79,12 @@ dl.props dd{margin:0;overflow-wrap:anywhere}
 progress{width:100%;height:1.2rem}
 details summary{cursor:pointer}
 .card>h2:first-child{margin-top:0}
+.card>:first-child{margin-top:0}
+time>span{white-space:nowrap}
+.row{align-items:end}
+.check+button{margin-top:.5rem}
+.timeline p{margin:.25rem 0}
+td.prewrap{min-width:12rem}
 dl.props.card{margin-bottom:1rem}
 code.snippet{display:block;white-space:pre-wrap;overflow-wrap:anywhere;min-width:12rem;max-width:28rem;max-height:8rem;overflow:auto}
 .prewrap{white-space:pre-wrap;overflow-wrap:anywhere}

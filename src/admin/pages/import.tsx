@@ -1,14 +1,122 @@
-import { Hono } from "hono";
+import { Hono, type Context } from "hono";
+import { newId } from "../../lib/ids.ts";
+import { isoNow } from "../../lib/time.ts";
+import { write } from "../actions.ts";
 import type { AdminEnv } from "../env.ts";
-import { Layout } from "../ui.tsx";
+import { importStatus, insertImport, recentImports, runningImport, startImport, type ImportRow } from "../imports.ts";
+import { ErrorSummary, Layout, noErrors, PostForm, projectPath, TableWrap, Time, type FormErrors } from "../ui.tsx";
+import { importPage, StatusBadge } from "./import-page.tsx";
 
-/** Import of a project (decisions §14). */
+/**
+ * CSV import of a project (decisions §14, §17): upload a file, watch its progress, read the
+ * summary. The import runs in the background through the importer of `crm import`
+ * (src/admin/imports.ts); the upload answers at once with the import's own page.
+ */
 export const importPages = new Hono<AdminEnv>();
 
-importPages.get("/", (c) =>
-  c.html(
+const UploadForm = (p: { c: Context<AdminEnv>; errors?: FormErrors }) => {
+  const error = p.errors?.fields.file;
+  return (
+    <section class="card" aria-labelledby="upload">
+      <h2 id="upload">New import</h2>
+      <ErrorSummary errors={p.errors} ids={{ file: "f-file" }} />
+      <PostForm action={projectPath(p.c.var.project, "import")} token={p.c.var.session.csrfToken} enctype="multipart/form-data">
+        <div class={error ? "field invalid" : "field"}>
+          <label for="f-file">CSV file</label>
+          <p class="hint" id="f-file-hint">
+            The first row names the columns: contact fields (firstName, lastName, email, phone, businessName, website, notes, address.city, tags, …) or
+            custom fields by id or title. Each other row creates a contact with source “import”, under the project's quota; no contact.created event is sent.
+            At most 20 MiB.
+          </p>
+          {error ? (
+            <p class="error" id="f-file-error">
+              {error}
+            </p>
+          ) : null}
+          <input id="f-file" type="file" name="file" accept=".csv,text/csv" required aria-invalid={error ? "true" : undefined} aria-describedby={error ? "f-file-hint f-file-error" : "f-file-hint"} />
+        </div>
+        <button type="submit">Import</button>
+      </PostForm>
+    </section>
+  );
+};
+
+const ImportList = (p: { c: Context<AdminEnv>; imports: ImportRow[] }) => {
+  const now = p.c.var.deps.clock.now();
+  if (p.imports.length === 0) return <p class="none">No file has been imported into this project from the console yet.</p>;
+  return (
+    <TableWrap label="Recent imports">
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">File</th>
+            <th scope="col">Started</th>
+            <th scope="col">Status</th>
+            <th scope="col">Rows</th>
+            <th scope="col">Created</th>
+            <th scope="col">Skipped</th>
+          </tr>
+        </thead>
+        <tbody>
+          {p.imports.map((row) => (
+            <tr>
+              <td>
+                <a href={`${projectPath(p.c.var.project, "import")}/${row.id}`}>{row.file_name}</a>
+              </td>
+              <td>
+                <Time at={row.created_at} />
+              </td>
+              <td>
+                <StatusBadge status={importStatus(row, now)} />
+              </td>
+              <td class="num">{row.rows_read.toLocaleString("en")}</td>
+              <td class="num">{row.created.toLocaleString("en")}</td>
+              <td class="num">{row.skipped_count.toLocaleString("en")}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </TableWrap>
+  );
+};
+
+/** The section's page: the upload form (with what was wrong with the last upload) and the project's recent imports. */
+async function importsPage(c: Context<AdminEnv>, errors?: FormErrors, status: 200 | 409 | 422 = 200) {
+  const imports = await recentImports(c.var.deps.db, c.var.project.id);
+  return c.html(
     <Layout title="Import" session={c.var.session} project={c.var.project} section="import">
       <h1>Import</h1>
+      <UploadForm c={c} errors={errors} />
+      <h2>Recent imports</h2>
+      <ImportList c={c} imports={imports} />
     </Layout>,
-  ),
-);
+    status,
+  );
+}
+
+importPages.get("/", (c) => importsPage(c));
+
+/** The file's own name, without a path some browsers send, at most 255 characters. */
+const fileNameOf = (file: File) => (file.name.split(/[\\/]/).pop() || "upload.csv").slice(0, 255);
+
+importPages.post("/", async (c) => {
+  const sent = c.var.form.file;
+  const file = Array.isArray(sent) ? sent[0] : sent;
+  const refuse = async (status: 409 | 422, message: string) => {
+    const errors = noErrors();
+    errors.fields.file = message;
+    return importsPage(c, errors, status);
+  };
+  if (!(file instanceof File) || file.size === 0) return refuse(422, "Choose a CSV file (with a header row) to import.");
+  const { deps, project } = c.var;
+  // One import of a project at a time (on any node): a second would only compete with it for the project's share of writes.
+  if (await runningImport(deps.db, project.id, deps.clock.now())) {
+    return refuse(409, "An import of this project is still running; wait until it finishes, then upload the next file.");
+  }
+  const id = newId("imp");
+  await write(c, project.id, (trx) => insertImport(trx, { id, projectId: project.id, fileName: fileNameOf(file), bytesTotal: file.size, now: isoNow(deps.clock) }));
+  startImport(deps, { id, project, file });
+  return c.redirect(`${projectPath(project, "import")}/${id}`, 303);
+});
+
+importPages.route("/", importPage);

@@ -1,0 +1,156 @@
+import type { Selectable, Transaction } from "kysely";
+import { UsageError } from "../cli/args.ts";
+import { describeCsvError, importCsv, Summary, type Skip } from "../contacts/import.ts";
+import { WriteQueueFull } from "../db/group-commit.ts";
+import type { Database, Db } from "../db/schema.ts";
+import type { AppDeps } from "../http/env.ts";
+import { isoNow } from "../lib/time.ts";
+
+/**
+ * The console's CSV imports (decisions §14, §17), run in the background of the server
+ * process that took the upload, through the same importer as `crm import`
+ * (src/contacts/import.ts). Their progress and summary live in `admin_imports`, so a page
+ * served by any node shows them.
+ */
+export type ImportRow = Selectable<Database["admin_imports"]>;
+
+/** Rejected rows kept with an import (the table's `skipped`); the count goes on past it. */
+export const STORED_SKIPS = 1_000;
+/** Progress is written at most this often while an import runs. */
+const PROGRESS_EVERY_MS = 1_000;
+/**
+ * A running import heard from last this long ago has stopped with its process (a restart,
+ * a crash): it writes its progress at least every few seconds while it runs.
+ */
+export const STALE_MS = 2 * 60_000;
+/** One transaction of the import writes rows for at most this long: it shares the API's write queue (decisions §16). */
+const IMPORT_BUDGET_MS = 20;
+/** How long the import waits for room in a full write queue before it gives up. */
+const QUEUE_PATIENCE_MS = 60_000;
+
+export async function insertImport(db: Db, row: { id: string; projectId: string; fileName: string; bytesTotal: number; now: string }) {
+  await db
+    .insertInto("admin_imports")
+    .values({ id: row.id, project_id: row.projectId, file_name: row.fileName, status: "running", bytes_total: row.bytesTotal, created_at: row.now, updated_at: row.now })
+    .execute();
+}
+
+export async function findImport(db: Db, projectId: string, id: string) {
+  return db.selectFrom("admin_imports").selectAll().where("project_id", "=", projectId).where("id", "=", id).executeTakeFirst();
+}
+
+export async function recentImports(db: Db, projectId: string, limit = 20) {
+  return db.selectFrom("admin_imports").selectAll().where("project_id", "=", projectId).orderBy("created_at", "desc").orderBy("id", "desc").limit(limit).execute();
+}
+
+/** What an import's page shows: its stored status, or `interrupted` when a running one stopped being heard from. */
+export function importStatus(row: ImportRow, now: number): ImportRow["status"] | "interrupted" {
+  return row.status === "running" && now - Date.parse(row.updated_at) > STALE_MS ? "interrupted" : row.status;
+}
+
+/** A project's import still running (on any node), which a new upload waits for. */
+export async function runningImport(db: Db, projectId: string, now: number) {
+  const rows = await db.selectFrom("admin_imports").selectAll().where("project_id", "=", projectId).where("status", "=", "running").execute();
+  return rows.find((row) => importStatus(row, now) === "running");
+}
+
+export const storedSkips = (row: ImportRow): Skip[] => JSON.parse(row.skipped) as Skip[];
+
+function counts(s: Summary, bytesRead: number) {
+  return { bytes_read: bytesRead, rows_read: s.rows, created: s.created, skipped_count: s.skippedCount };
+}
+
+/** Runs `run` again while the write queue is full (it did not run then), for up to a minute. */
+async function withRoom<T>(run: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + QUEUE_PATIENCE_MS;
+  for (let wait = 50; ; wait = Math.min(wait * 2, 1_000)) {
+    try {
+      return await run();
+    } catch (error) {
+      if (!(error instanceof WriteQueueFull) || Date.now() > deadline) throw error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, wait));
+  }
+}
+
+/** Imports being run by this process, per service (its database), which its shutdown stops and waits for. */
+const runners = new WeakMap<object, { stopping: boolean; inFlight: Set<Promise<void>> }>();
+const runnerOf = (db: object) => {
+  let runner = runners.get(db);
+  if (!runner) runners.set(db, (runner = { stopping: false, inFlight: new Set() }));
+  return runner;
+};
+
+/**
+ * SIGTERM (decisions §11): each import the service (`db`) runs stops once the rows it has
+ * read are written, and records where it stopped, so its page says which rows to upload
+ * again; waits up to `timeoutMs` for them.
+ */
+export async function stopImports(db: object, timeoutMs = 10_000): Promise<void> {
+  const runner = runnerOf(db);
+  runner.stopping = true;
+  if (runner.inFlight.size === 0) return;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
+  await Promise.race([Promise.allSettled([...runner.inFlight]), timeout]);
+  clearTimeout(timer);
+}
+
+/**
+ * Starts the import of `file` into the project, in the background: the caller has stored
+ * the `admin_imports` row `id` and answers the request at once. Every write, rows and
+ * progress, goes through the API's write queue in short transactions under the project's
+ * share (decisions §16).
+ */
+export function startImport(deps: AppDeps, job: { id: string; project: { id: string; contactQuota: number | null; contactCount: number }; file: Blob }): void {
+  const task = runImport(deps, job).catch((error) => {
+    deps.log.error("admin import failed", { importId: job.id, projectId: job.project.id, error: String(error?.message ?? error) });
+  });
+  const { inFlight } = runnerOf(deps.db);
+  inFlight.add(task);
+  void task.finally(() => inFlight.delete(task));
+}
+
+async function runImport(deps: AppDeps, job: { id: string; project: { id: string; contactQuota: number | null; contactCount: number }; file: Blob }) {
+  const projectId = job.project.id;
+  const transact = <T>(work: (trx: Transaction<Database>) => Promise<T>) => withRoom(() => deps.writes.run(work, projectId));
+  const save = (patch: Partial<ImportRow>) =>
+    transact((trx) => trx.updateTable("admin_imports").set({ ...patch, updated_at: isoNow(deps.clock) }).where("id", "=", job.id).execute());
+
+  const summary = new Summary();
+  let bytes = 0;
+  let lastSaved = Date.now();
+  let status: "done" | "failed" = "done";
+  let error: string | null = null;
+  try {
+    const outcome = await importCsv(deps.db, job.file.stream() as unknown as AsyncIterable<Uint8Array>, {
+      project: job.project,
+      summary,
+      transact,
+      budgetMs: IMPORT_BUDGET_MS,
+      stopRequested: () => runnerOf(deps.db).stopping,
+      onRecord: (s, bytesRead) => {
+        bytes = bytesRead;
+        if (Date.now() - lastSaved < PROGRESS_EVERY_MS) return;
+        lastSaved = Date.now();
+        return save(counts(s, bytesRead)).then(() => undefined);
+      },
+    });
+    bytes = outcome.bytesRead;
+    if (outcome.failure) [status, error] = ["failed", `${describeCsvError(outcome.failure)} The rows before it were imported.`];
+    else if (!outcome.headerSeen) [status, error] = ["failed", "The file is empty: it has no header row."];
+    else if (outcome.stopped) {
+      const rows = outcome.summary.rows.toLocaleString("en");
+      [status, error] = ["failed", `The server stopped during the import, after row ${rows}: the rows up to it were imported or rejected (below). Upload the rows after it again.`];
+    }
+  } catch (thrown) {
+    status = "failed";
+    // A header the importer cannot map (an unknown or repeated column) says which; anything else is logged, not shown.
+    if (thrown instanceof UsageError) error = thrown.message;
+    else {
+      deps.log.error("admin import stopped", { importId: job.id, projectId, error: String((thrown as Error)?.message ?? thrown) });
+      error = "The import stopped on an unexpected error; the rows before it were imported.";
+    }
+  }
+  await save({ ...counts(summary, bytes), status, error, skipped: JSON.stringify(summary.skipped.slice(0, STORED_SKIPS)) });
+}

@@ -1,0 +1,92 @@
+import { Hono, type Context } from "hono";
+import { ApiError } from "../../errors.ts";
+import { validationFailure } from "../../http/validation.ts";
+import { isoNow } from "../../lib/time.ts";
+import { RedeliverBody } from "../../webhooks/schemas.ts";
+import { patchWebhook, redeliver, rotateSecret, sendTestPing } from "../../webhooks/service.ts";
+import { formErrors, write } from "../actions.ts";
+import type { AdminEnv } from "../env.ts";
+import { field } from "../security.ts";
+import { subscriptionPage } from "./webhook-page.tsx";
+
+/**
+ * A subscription's page and its actions (decisions §7, §14, §16), each through the API's
+ * service: the test ping outside any transaction, the others in the API's write queue.
+ * Outcomes that carry a secret or a receiver's answer are shown on the page that answers
+ * the form; the rest redirect with a fixed code (post/redirect/get).
+ */
+export const subscriptionPages = new Hono<AdminEnv>();
+
+const DONE: Record<string, string> = {
+  disabled: "Subscription disabled: no event is queued for it until it is enabled.",
+  enabled: "Subscription enabled; its count of consecutive failures starts again from 0.",
+};
+
+/** A date-time without a zone (what a datetime-local field sends) is read as UTC, as the field's hint says. */
+const asUtc = (text: string) => (/T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(text) ? `${text}Z` : text);
+
+const here = (c: Context<AdminEnv>) => `/admin/projects/${c.var.project.id}/webhooks/${c.req.param("webhookId")}`;
+
+subscriptionPages.get("/:webhookId", (c) => {
+  const done = c.req.query("done");
+  const queued = c.req.query("queued");
+  const notice =
+    done === "redelivered" && queued !== undefined && /^\d{1,6}$/.test(queued)
+      ? `${Number(queued).toLocaleString("en")} event${queued === "1" ? "" : "s"} queued for redelivery.`
+      : done !== undefined && Object.hasOwn(DONE, done)
+        ? DONE[done]
+        : undefined;
+  return subscriptionPage(c, c.req.param("webhookId"), { notice });
+});
+
+/** The ping is sent at once (decisions §7), never inside a transaction; its outcome is this answer's page. */
+subscriptionPages.post("/:webhookId/test", async (c) => {
+  const { deps, project } = c.var;
+  const ping = await sendTestPing(deps.db, deps.webhooks, project.id, c.req.param("webhookId"));
+  return subscriptionPage(c, c.req.param("webhookId"), { ping });
+});
+
+subscriptionPages.post("/:webhookId/status", async (c) => {
+  const status = field(c, "status");
+  if (status !== "active" && status !== "disabled") throw new ApiError("ERR_FORM_VALIDATION", "status must be one of active, disabled.", "status");
+  const { deps, project } = c.var;
+  await write(c, project.id, (trx) => patchWebhook(trx, project.id, c.req.param("webhookId"), { status }, undefined, isoNow(deps.clock)));
+  return c.redirect(`${here(c)}?done=${status === "active" ? "enabled" : "disabled"}`, 303);
+});
+
+/** The new secret is shown once, on this answer's page, never in a URL. */
+subscriptionPages.post("/:webhookId/rotate-secret", async (c) => {
+  const { deps, project } = c.var;
+  const rotated = await write(c, project.id, (trx) => rotateSecret(trx, deps.secrets, project.id, c.req.param("webhookId"), deps.clock.now()));
+  return subscriptionPage(c, rotated.id, {
+    notice: "Secret rotated. For 24 hours deliveries carry two signatures: the new secret's first, the old one's second.",
+    secret: { label: "New signing secret", value: rotated.secret },
+  });
+});
+
+/** Redeliver since a time (decisions §7, §16): the API's body schema and service; a disabled subscription is a visible 409. */
+subscriptionPages.post("/:webhookId/redeliver", async (c) => {
+  const since = field(c, "since").trim();
+  const id = c.req.param("webhookId");
+  const refused = (error: unknown) => {
+    if (error instanceof ApiError && error.status === 409) {
+      // The service's message speaks of the API's PATCH; here the way out is the button above.
+      const errors = formErrors(new ApiError("ERR_CONFLICT", "This subscription is disabled: enable it (the Enable button above) before redelivering."));
+      return subscriptionPage(c, id, { redeliver: { since, errors } }, 409);
+    }
+    return subscriptionPage(c, id, { redeliver: { since, errors: formErrors(error) } }, 422);
+  };
+  const body = since === "" ? {} : { since: asUtc(since) };
+  const parsed = RedeliverBody.safeParse(body);
+  if (!parsed.success) {
+    const error = since === "" ? new ApiError("ERR_FORM_VALIDATION", "Since is required.", "since") : validationFailure(parsed.error, { input: body });
+    return refused(error);
+  }
+  const { deps, project } = c.var;
+  try {
+    const { queued } = await write(c, project.id, (trx) => redeliver(trx, project.id, id, { since: parsed.data.since! }, deps.clock.now()));
+    return c.redirect(`${here(c)}?done=redelivered&queued=${queued}`, 303);
+  } catch (error) {
+    return refused(error);
+  }
+});

@@ -1,0 +1,176 @@
+import { sql, type Transaction } from "kysely";
+import { CsvError, parseCsv } from "../cli/csv.ts";
+import { buildRow, mapHeader, type RowResult } from "../cli/import-columns.ts";
+import type { Database, Db } from "../db/schema.ts";
+import { ApiError } from "../errors.ts";
+import { allCustomFields } from "../reference/repository.ts";
+import type { ContactInput } from "./schemas.ts";
+import { createContact } from "./service.ts";
+
+/**
+ * The one CSV importer (decisions §3, §5, §17), shared by `crm import` (src/cli/import.ts)
+ * and the admin console's import (src/admin/imports.ts): each row is checked by the API's
+ * create schema and written by the API's createContact (source `import`, every rule of
+ * decisions §5, the quota included), without contact.created (interface §6.1).
+ *
+ * Rows are read 500 at a time; each transaction writes rows for a short time (50 ms by
+ * default), then the import pauses 15 ms. The server's writers wait on the lock polling
+ * (busy_timeout, every 100 ms at most): back-to-back long transactions starved them for
+ * seconds (500s past the 5 s timeout, measured); short transactions with gaps let them in
+ * within a few polls.
+ */
+const BATCH_SIZE = 500;
+const TRANSACTION_BUDGET_MS = 50;
+const PAUSE_MS = 15;
+/** Skipped rows listed in the summary; past it only `skippedCount` grows (constant memory). */
+export const MAX_LISTED_SKIPS = 10_000;
+const QUOTA_REASON = "contact quota exhausted";
+
+export interface Skip {
+  row: number;
+  reason: string;
+  fieldName?: string;
+}
+
+class DryRunRollback extends Error {}
+
+/** What one run did; `row` numbers count data rows from 1 (the header is not a row). */
+export class Summary {
+  created = 0;
+  rows = 0;
+  skippedCount = 0;
+  skipped: Skip[] = [];
+  quotaLeft: number | null = null;
+  quotaExhausted = false;
+
+  skip(entry: Skip) {
+    this.skippedCount++;
+    if (this.skipped.length < MAX_LISTED_SKIPS) this.skipped.push(entry);
+  }
+}
+
+export interface ImportOptions {
+  project: { id: string; contactQuota: number | null; contactCount: number };
+  dryRun?: boolean;
+  /**
+   * Runs one short transaction's work: the CLI opens its own; the console hands it to the
+   * API's write queue (decisions §16), so API requests are not starved.
+   */
+  transact<T>(work: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
+  /** How long one transaction may keep writing rows (default 50 ms). */
+  budgetMs?: number;
+  /** The summary to fill; the caller keeps what was done even when the import throws. */
+  summary?: Summary;
+  /** After each data record is read (progress); awaited when it returns a promise. */
+  onRecord?(summary: Summary, bytesRead: number): void | Promise<void>;
+  /** Asked after each record: true stops the read there, once the rows read so far are written (a server shutting down). */
+  stopRequested?(): boolean;
+}
+
+export interface ImportOutcome {
+  summary: Summary;
+  bytesRead: number;
+  /** False for an empty file (no header row). */
+  headerSeen: boolean;
+  /** The CSV error that stopped the read; the rows before it were imported. */
+  failure: CsvError | null;
+  /** Whether `stopRequested` ended the read early; every row up to `summary.rows` was then written or rejected. */
+  stopped: boolean;
+}
+
+/** Where a CSV error is: "header: …" or "row N: …" (N counts data rows, as the summary's). */
+export const describeCsvError = (error: CsvError) => `${error.record === 1 ? "header" : `row ${error.record - 1}`}: ${error.reason}`;
+
+/**
+ * Creates the batch's contacts in short transactions. Each row runs under a SAVEPOINT
+ * (standard SQL), so a row that fails is undone alone and the rest of its transaction
+ * commits. A dry run rolls each one back.
+ */
+async function writeBatch(batch: Array<{ row: number; input: ContactInput }>, s: Summary, o: ImportOptions) {
+  const projectId = o.project.id;
+  const dryRun = o.dryRun ?? false;
+  const budget = o.budgetMs ?? TRANSACTION_BUDGET_MS;
+  const attempt = async (trx: Db, row: number, input: ContactInput) => {
+    // A dry run rolls every batch back, so the quota is counted here across batches.
+    if (s.quotaExhausted || (dryRun && s.quotaLeft !== null && s.created >= s.quotaLeft)) {
+      s.quotaExhausted = true;
+      return s.skip({ row, reason: QUOTA_REASON });
+    }
+    await sql`savepoint import_row`.execute(trx);
+    try {
+      await createContact(trx, projectId, input, { source: "import", emitEvent: false });
+      await sql`release savepoint import_row`.execute(trx);
+      s.created++;
+    } catch (error) {
+      await sql`rollback to savepoint import_row`.execute(trx);
+      await sql`release savepoint import_row`.execute(trx);
+      if (!(error instanceof ApiError)) throw error;
+      if (error.code === "ERR_QUOTA_EXCEEDED") s.quotaExhausted = true;
+      s.skip(s.quotaExhausted ? { row, reason: QUOTA_REASON } : { row, reason: error.message, fieldName: error.fieldName });
+    }
+  };
+  let next = 0;
+  while (next < batch.length) {
+    try {
+      await o.transact(async (trx) => {
+        const started = Date.now();
+        do await attempt(trx, batch[next]!.row, batch[next++]!.input);
+        while (next < batch.length && Date.now() - started < budget);
+        if (dryRun) throw new DryRunRollback();
+      });
+    } catch (error) {
+      if (!(error instanceof DryRunRollback)) throw error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, PAUSE_MS));
+  }
+  batch.length = 0;
+}
+
+/** Counts the bytes that go by, for progress. */
+async function* counted(source: AsyncIterable<Uint8Array>, total: { bytes: number }) {
+  for await (const chunk of source) {
+    total.bytes += chunk.length;
+    yield chunk;
+  }
+}
+
+/**
+ * Streams a CSV file into the project's contacts, in constant memory. The header maps
+ * columns to fields (src/cli/import-columns.ts); an unknown or repeated column throws
+ * (a UsageError naming it) before anything is written. A malformed record stops the read:
+ * the rows before it are still written, and `failure` says where and why.
+ */
+export async function importCsv(db: Db, source: AsyncIterable<Uint8Array>, o: ImportOptions): Promise<ImportOutcome> {
+  const s = o.summary ?? new Summary();
+  s.quotaLeft = o.project.contactQuota === null ? null : Math.max(o.project.contactQuota - o.project.contactCount, 0);
+  const fields = await allCustomFields(db, o.project.id);
+  const read = { bytes: 0 };
+  const batch: Array<{ row: number; input: ContactInput }> = [];
+  let columns: ReturnType<typeof mapHeader> | undefined;
+  let failure: CsvError | null = null;
+  let stopped = false;
+  try {
+    for await (const record of parseCsv(counted(source, read))) {
+      if (!columns) {
+        columns = mapHeader(record, fields);
+        continue;
+      }
+      const row = ++s.rows;
+      const built: RowResult = s.quotaExhausted ? { ok: false, reason: QUOTA_REASON } : buildRow(columns, record);
+      if (built.ok) batch.push({ row, input: built.input });
+      else s.skip({ row, reason: built.reason, fieldName: built.fieldName });
+      if (batch.length >= BATCH_SIZE) await writeBatch(batch, s, o);
+      const pending = o.onRecord?.(s, read.bytes);
+      if (pending) await pending;
+      if (o.stopRequested?.()) {
+        stopped = true;
+        break;
+      }
+    }
+  } catch (error) {
+    if (!(error instanceof CsvError)) throw error;
+    failure = error;
+  }
+  await writeBatch(batch, s, o);
+  return { summary: s, bytesRead: read.bytes, headerSeen: columns !== undefined, failure, stopped };
+}

@@ -1,0 +1,236 @@
+/**
+ * The admin console's CSV import over HTTP (decisions §14, §17): a multipart upload that
+ * runs in the background of the server through the importer of `crm import`, its page
+ * polled until done, then its summary; the contacts read back through the API.
+ */
+import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { AdminClient, signedInAdmin, type AdminPage } from "../helpers/admin.ts";
+import { startServer, walk, type ProjectInfo, type ServerHandle } from "../helpers/server.ts";
+import { until } from "../helpers/until.ts";
+
+setDefaultTimeout(120_000);
+
+let server: ServerHandle;
+let admin: AdminClient;
+
+beforeAll(async () => {
+  server = await startServer({ env: "sandbox" });
+  admin = (await signedInAdmin(server.origin, server.env)).client;
+}, 60_000);
+
+afterAll(async () => {
+  await server?.stop();
+}, 30_000);
+
+const importPath = (p: { id: string }) => `/admin/projects/${p.id}/import`;
+const text = (html: string) => html.replace(/<[^>]+>/g, " ").replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, "&").replace(/\s+/g, " ").trim();
+
+/** The cells' text of each body row of the table in the region named `label`. */
+function tableRows(html: string, label: string): string[][] {
+  const start = html.indexOf(`aria-label="${label}"`);
+  if (start < 0) return [];
+  const body = html.slice(html.indexOf("<tbody>", start), html.indexOf("</tbody>", start));
+  return body
+    .split("<tr>")
+    .slice(1)
+    .map((row) => row.split(/<td[^>]*>/).slice(1).map((cell) => text(cell)));
+}
+
+/** POSTs `csv` as the form's file, multipart, as a browser does; `csrf: null` leaves the token out. */
+async function upload(p: { id: string }, csv: string | Blob, opts: { name?: string; csrf?: string | null } = {}) {
+  await admin.get(importPath(p));
+  const form = new FormData();
+  const csrf = opts.csrf === undefined ? admin.csrf : opts.csrf;
+  if (csrf !== null) form.append("_csrf", csrf);
+  form.append("file", new File([csv], opts.name ?? "contacts.csv", { type: "text/csv" }));
+  return admin.request("POST", importPath(p), { body: form, headers: { Origin: server.origin } });
+}
+
+const refreshes = (page: AdminPage) => /<meta http-equiv="refresh" content="\d+"/.test(page.text);
+
+/** Polls the import's page (as its meta refresh would) until it stops refreshing itself. */
+async function finished(location: string): Promise<AdminPage> {
+  return until(
+    async () => {
+      const page = await admin.get(location);
+      expect(page.status).toBe(200);
+      return !refreshes(page) && page;
+    },
+    { timeoutMs: 90_000, intervalMs: 100, what: `import ${location} to finish` },
+  );
+}
+
+/** The summary's value for `name` (Rows, Created, Skipped, Status). */
+const summary = (page: AdminPage, name: string) => new RegExp(`<dt>${name}</dt><dd>(.*?)</dd>`).exec(page.text)?.[1]?.replace(/<[^>]+>/g, "");
+
+describe("CSV import in the console (decisions §14, §17)", () => {
+  let p: ProjectInfo;
+  let done: AdminPage;
+
+  beforeAll(async () => {
+    p = await server.newProject();
+    const csv = "firstName,lastName,email,tags\n" + "Ada,Lovelace,ada@example.com,vip\n" + "Bob,,not-an-email,\n" + "Cy,Young,cy@example.com,\n" + ",,,\n" + "Dee,,dee@example.com,vip;new\n";
+    const posted = await upload(p, csv, { name: "people.csv" });
+    expect(posted.status, posted.text.slice(0, 300)).toBe(303);
+    expect(posted.location).toMatch(new RegExp(`^${importPath(p)}/imp_[A-Za-z0-9]{22}$`));
+    done = await finished(posted.location!);
+  });
+
+  test("the summary shows the rows, the 3 created and the 2 rejected rows with their reasons and fields", () => {
+    expect(done.text).toMatch(/<h1[^>]*>Import of people\.csv<\/h1>/);
+    expect(summary(done, "Status")).toBe("Done");
+    expect(summary(done, "Rows")).toBe("5");
+    expect(summary(done, "Created")).toBe("3");
+    expect(summary(done, "Skipped")).toBe("2");
+    expect(tableRows(done.text, "Rejected rows")).toEqual([
+      ["2", "email must be a valid email address.", "email"],
+      ["4", "At least one of firstName, lastName, email, phone or businessName is required.", "firstName"],
+    ]);
+    expect(done.text).not.toContain("<progress");
+  });
+
+  test("the contacts are served by the API with source import, and no contact.created event was recorded", async () => {
+    const { items } = await walk(p.api, "/contacts");
+    expect(items.map((c: any) => c.firstName).sort()).toEqual(["Ada", "Cy", "Dee"]);
+    expect(items.every((c: any) => c.source === "import")).toBe(true);
+    expect(items.find((c: any) => c.firstName === "Dee").tags.map((t: any) => t.name).sort()).toEqual(["new", "vip"]);
+    const { items: events } = await walk(p.api, "/events");
+    // A project of its own: no event of any kind was recorded for it.
+    expect(events.map((e: any) => e.event)).toEqual([]);
+  });
+
+  test("the import page lists the project's recent imports, each linking to its page", async () => {
+    const page = await admin.get(importPath(p));
+    expect(page.text).toMatch(/<h1[^>]*>Import<\/h1>/);
+    expect(page.text).toContain('<label for="f-file">CSV file</label>');
+    expect(page.text).toContain('<button type="submit">Import</button>');
+    expect(page.text).toContain('enctype="multipart/form-data"');
+    const rows = tableRows(page.text, "Recent imports");
+    expect(rows).toHaveLength(1);
+    expect([rows[0]![0], ...rows[0]!.slice(2)]).toEqual(["people.csv", "Done", "5", "3", "2"]);
+    const link = /href="([^"]+)">people\.csv<\/a>/.exec(page.text)![1]!;
+    expect((await admin.get(link)).text).toMatch(/<h1[^>]*>Import of people\.csv<\/h1>/);
+  });
+});
+
+describe("what an import refuses or stops on", () => {
+  test("an unknown column is the import's failure reason, and nothing is imported", async () => {
+    const p = await server.newProject();
+    const posted = await upload(p, "firstName,favouriteColour\nAda,red\n");
+    expect(posted.status).toBe(303);
+    const page = await finished(posted.location!);
+    expect(summary(page, "Status")).toBe("Failed");
+    expect(text(page.text)).toContain('Failure reason unknown column "favouriteColour".');
+    expect((await p.api("GET", "/contacts")).json.data).toEqual([]);
+  });
+
+  test("a malformed record stops the import there; the rows before it are imported", async () => {
+    const p = await server.newProject();
+    const posted = await upload(p, 'firstName,email\nAna,ana@example.com\n"Ben,ben@example.com\n');
+    const page = await finished(posted.location!);
+    expect(summary(page, "Status")).toBe("Failed");
+    expect(text(page.text)).toContain("row 2: a quoted field is not closed at the end of the file. The rows before it were imported.");
+    expect(summary(page, "Created")).toBe("1");
+    expect((await p.api("GET", "/contacts")).json.data.map((c: any) => c.firstName)).toEqual(["Ana"]);
+  });
+
+  test("the project's contact quota is respected: rows past it are rejected", async () => {
+    const p = await server.newProject({ contactQuota: 2 });
+    const posted = await upload(p, "firstName\nA\nB\nC\nD\n");
+    const page = await finished(posted.location!);
+    expect(summary(page, "Created")).toBe("2");
+    expect(tableRows(page.text, "Rejected rows")).toEqual([
+      ["3", "contact quota exhausted", "—"],
+      ["4", "contact quota exhausted", "—"],
+    ]);
+    expect((await p.api("GET", "/contacts")).json.data).toHaveLength(2);
+  });
+
+  test("a multipart POST without the CSRF field is refused 403 and starts nothing", async () => {
+    const p = await server.newProject();
+    const refused = await upload(p, "firstName\nMallory\n", { csrf: null });
+    expect(refused.status).toBe(403);
+    expect(text(refused.text)).toContain("Form refused");
+    const wrong = await upload(p, "firstName\nMallory\n", { csrf: "x".repeat(43) });
+    expect(wrong.status).toBe(403);
+    expect(tableRows((await admin.get(importPath(p))).text, "Recent imports")).toEqual([]);
+    expect((await p.api("GET", "/contacts")).json.data).toEqual([]);
+  });
+
+  test("no file chosen is a form error (422)", async () => {
+    const p = await server.newProject();
+    const empty = await upload(p, "", { name: "" });
+    expect(empty.status).toBe(422);
+    expect(text(empty.text)).toContain("Choose a CSV file");
+  });
+
+  test("a file over 20 MiB is refused with a 413 page", async () => {
+    const p = await server.newProject();
+    const big = new Blob(["firstName\n", "x".repeat(20 * 1024 * 1024)]);
+    const res = await upload(p, big);
+    expect(res.status).toBe(413);
+    expect(res.headers.get("content-type")).toContain("text/html");
+    expect(text(res.text)).toContain("Too large");
+  });
+
+  test("while an import runs its page shows a progress bar and refreshes itself; a second upload waits for it; the API is still answered", async () => {
+    const p = await server.newProject();
+    const rows = Array.from({ length: 2000 }, (_, i) => `Person${i},person${i}@example.com`);
+    const posted = await upload(p, `firstName,email\n${rows.join("\n")}\n`, { name: "many.csv" });
+    expect(posted.status).toBe(303);
+    const running = await admin.get(posted.location!);
+    expect(summary(running, "Status")).toBe("Running");
+    expect(refreshes(running)).toBe(true);
+    expect(running.text).toMatch(/<progress max="\d+" value="\d+"/);
+    const second = await upload(p, "firstName\nLater\n");
+    expect(second.status).toBe(409);
+    expect(text(second.text)).toContain("An import of this project is still running");
+    // The import shares the API's write queue in short transactions: a write request gets through meanwhile.
+    const started = Date.now();
+    expect((await p.api("POST", "/contacts", { body: { firstName: "Meanwhile" } })).status).toBe(201);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    const page = await finished(posted.location!);
+    expect(summary(page, "Created")).toBe("2,000");
+    expect(summary(page, "Skipped")).toBe("0");
+  });
+});
+
+describe("a server stopped during an import (decisions §11)", () => {
+  test("the import stops after the rows it read are written, and its page says after which row, once the server is back", async () => {
+    const first = await startServer({ env: "sandbox" });
+    let second: ServerHandle | undefined;
+    try {
+      const own = (await signedInAdmin(first.origin, first.env)).client;
+      const p = await first.newProject();
+      const rows = Array.from({ length: 20_000 }, (_, i) => `Person${i},person${i}@example.com`);
+      await own.get(importPath(p));
+      const form = new FormData();
+      form.append("_csrf", own.csrf);
+      form.append("file", new File([`firstName,email\n${rows.join("\n")}\n`], "huge.csv"));
+      const posted = await own.request("POST", importPath(p), { body: form, headers: { Origin: first.origin } });
+      expect(posted.status).toBe(303);
+      // Some progress recorded: the import is under way when SIGTERM comes.
+      await until(async () => Number(summary(await own.get(posted.location!), "Rows")?.replace(/,/g, "")) > 0, { timeoutMs: 60_000, what: "the import's first progress" });
+      await first.stop(true);
+
+      second = await startServer({ env: "sandbox", dir: first.dir, expectBootstrapKey: false });
+      const again = (await signedInAdmin(second.origin, second.env)).client;
+      const page = await again.get(posted.location!);
+      expect(summary(page, "Status")).toBe("Failed");
+      const reason = /The server stopped during the import, after row ([\d,]+): the rows up to it were imported or rejected/.exec(text(page.text));
+      expect(reason).not.toBeNull();
+      const stoppedAfter = Number(reason![1]!.replace(/,/g, ""));
+      expect(stoppedAfter).toBeGreaterThan(0);
+      expect(stoppedAfter).toBeLessThan(20_000);
+      const created = Number(summary(page, "Created")!.replace(/,/g, ""));
+      // Every row up to that one was written (no row is rejected here); none after it.
+      expect(created).toBe(stoppedAfter);
+      const api = second.client({ projectId: p.id });
+      const { items } = await walk(api, "/contacts", { limit: 200 });
+      expect(items.length).toBe(created);
+    } finally {
+      await second?.stop();
+      await first.stop().catch(() => undefined);
+    }
+  });
+});
