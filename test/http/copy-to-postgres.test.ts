@@ -11,17 +11,19 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { AdminClient, signedInAdmin } from "../helpers/admin.ts";
 import { expectStatus } from "../helpers/expect.ts";
 import { createTestDatabase, pgClient } from "../helpers/postgres.ts";
 import { serviceSignatureIndex, standardSignatureIndex, startReceiver, type Receiver } from "../helpers/receiver.ts";
 import { ALL_SCOPES, startServer, walk, type ServerHandle } from "../helpers/server.ts";
 import { BUN, freePort, REPO_ROOT, runCommand } from "../helpers/spawn.ts";
+import { until } from "../helpers/until.ts";
 
 /** Every table of the data, as the brief of decisions §13 lists them (schema_migrations is bookkeeping). */
 const TABLES = [
   "settings", "projects", "api_keys", "contact_types", "interaction_types", "custom_fields", "tags", "contacts",
   "contact_tags", "contact_search_terms", "interaction_logs", "events", "idempotency_records", "webhooks",
-  "deliveries", "delivery_attempts", "forms", "form_submissions",
+  "deliveries", "delivery_attempts", "forms", "form_submissions", "admins", "admin_imports",
 ];
 const SECRET_KEY = Buffer.alloc(32, 7).toString("base64");
 const OTHER_KEY = Buffer.alloc(32, 9).toString("base64");
@@ -52,6 +54,7 @@ const before = {
   lastNumber: 0,
   maxId: 0,
   pendingEvents: [] as string[],
+  admin: { email: "", password: "" },
   expected: {} as Record<string, number>,
   rows: {} as Record<string, unknown[]>,
 };
@@ -166,6 +169,18 @@ beforeAll(async () => {
 
   const other = await srv.newProject();
   expectStatus(await other.api("POST", "/contacts", { body: { firstName: "Elsewhere", tags: ["vip"] } }), 201);
+
+  // The admin console's accounts and import history move too (its sessions do not: decisions §14).
+  const admin = await signedInAdmin(srv.origin, srv.env);
+  before.admin = admin.account;
+  const importPath = `/admin/projects/${other.id}/import`;
+  await admin.client.get(importPath);
+  const upload = new FormData();
+  upload.append("_csrf", admin.client.csrf);
+  upload.append("file", new File(["firstName\nImported\n"], "people.csv", { type: "text/csv" }));
+  const posted = await admin.client.request("POST", importPath, { body: upload, headers: { Origin: srv.origin } });
+  expect(posted.status).toBe(303);
+  await until(async () => !/http-equiv="refresh"/.test((await admin.client.get(posted.location!)).text), { timeoutMs: 30_000, what: "the console import" });
 
   const { items } = await walk(api, "/contacts", { limit: 200 });
   for (const c of items) before.contacts.push({ contactId: c.contactId, text: (await api("GET", `/contacts/${c.contactId}`)).text });
@@ -345,6 +360,14 @@ describe("a PostgreSQL node on the copy", () => {
     expectStatus(await api("GET", "/contacts", { key: before.bootstrapKey }), 200);
     expectStatus(await api("GET", "/contacts"), 200);
     expectStatus(await api("GET", "/contacts", { key: before.revokedKey }), 401);
+  });
+
+  test("an admin of before signs in to the console; it asks for a new sign-in (sessions are not copied) and prints no setup link", async () => {
+    expect(pgNode!.stdout()).not.toContain("/admin/setup");
+    const client = new AdminClient(pgNode!.origin);
+    expect((await client.get("/admin/projects")).status).toBe(303);
+    await client.signIn(before.admin.email, before.admin.password);
+    expect((await client.get("/admin/projects")).status).toBe(200);
   });
 
   test("every contact answers byte for byte as before", async () => {
