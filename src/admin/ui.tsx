@@ -244,9 +244,21 @@ export const ShownOnce: FC<{ label: string; value: string; note: string }> = ({ 
   </section>
 );
 
-/** A time as UTC ISO text, machine-readable too; a dash when there is none. */
-export const Time: FC<{ at: string | null | undefined }> = ({ at }) =>
-  at ? <time datetime={at}>{at.replace("T", " ").replace(/\.\d+Z$/, "Z").replace(/Z$/, " UTC")}</time> : <span class="none">—</span>;
+/**
+ * A time as UTC ISO text, machine-readable too; a dash when there is none. The date and the
+ * clock time each stay on one line, so a narrow table column breaks it in two, not in four.
+ */
+export const Time: FC<{ at: string | null | undefined }> = ({ at }) => {
+  if (!at) return <span class="none">—</span>;
+  const text = at.replace("T", " ").replace(/\.\d+Z$/, "Z").replace(/Z$/, " UTC");
+  const space = text.indexOf(" ");
+  if (space < 0) return <time datetime={at}>{text}</time>;
+  return (
+    <time datetime={at}>
+      <span>{text.slice(0, space)}</span> <span>{text.slice(space + 1)}</span>
+    </time>
+  );
+};
 
 /** A wide table that scrolls inside itself on a phone instead of the whole page. */
 export const TableWrap: FC<PropsWithChildren<{ label: string }>> = ({ label, children }) => (
