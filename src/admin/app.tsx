@@ -7,26 +7,27 @@ import type { AdminEnv } from "./env.ts";
 import { authPages } from "./pages/auth.tsx";
 import { projectPages } from "./pages/projects.tsx";
 import { adminHeaders, checkPost, loadSession, type Refusal } from "./security.ts";
+import type { Session } from "./sessions.ts";
 import { Layout } from "./ui.tsx";
 
 /** Most bytes a console form may post; a CSV upload may post more (src/admin/pages/import.tsx). */
 const FORM_BYTES = 1024 * 1024;
 export const UPLOAD_BYTES = 20 * 1024 * 1024;
 
-const MessagePage = (p: { title: string; message: string; signedIn: boolean }) => (
-  <Layout title={p.title}>
+const MessagePage = (p: { title: string; message: string; session?: Session }) => (
+  <Layout title={p.title} session={p.session}>
     <div class="card narrow">
       <h1>{p.title}</h1>
       <p>{p.message}</p>
       <p>
-        <a href={p.signedIn ? "/admin/projects" : "/admin/sign-in"}>{p.signedIn ? "Back to projects" : "Sign in"}</a>
+        <a href={p.session ? "/admin/projects" : "/admin/sign-in"}>{p.session ? "Back to projects" : "Sign in"}</a>
       </p>
     </div>
   </Layout>
 );
 
 const message = (c: Context<AdminEnv>, status: 403 | 404 | 413 | 422 | 429 | 500, title: string, text: string) =>
-  c.html(<MessagePage title={title} message={text} signedIn={c.var.session !== undefined} />, status);
+  c.html(<MessagePage title={title} message={text} session={c.var.session} />, status);
 
 function refuse(c: Context<AdminEnv>, why: Refusal) {
   c.var.deps.log.warn("admin form refused", { reason: why, requestId: c.var.requestId });

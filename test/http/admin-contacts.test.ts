@@ -329,11 +329,12 @@ describe("the contacts list", () => {
 
   const shown = (page: AdminPage) => [...page.text.matchAll(/<a href="[^"]*\/contacts\/(CR-\d+)">/g)].map((m) => m[1]);
 
-  test("lists every contact, newest update first, each linking to its page, with a New contact link", async () => {
+  test("lists every contact, newest update first, each linking to its page, with a New contact button", async () => {
     const page = await admin.get(list);
     expect(page.status).toBe(200);
     expect(page.text).toContain("<h1>Contacts</h1>");
-    expect(page.text).toMatch(/<a class="button" href="[^"]*\/contacts\/new">\s*New contact\s*<\/a>/);
+    // A button, as decisions §14 names it, in a GET form: it navigates without script.
+    expect(page.text).toMatch(/<form method="get" action="[^"]*\/contacts\/new"[^>]*><button type="submit">New contact<\/button><\/form>/);
     expect(shown(page)).toEqual([made.dorothy, made.katherine, made.margaret]);
     expect(page.text).toContain("Margaret Hamilton");
     expect(page.text).toContain("apollo, nasa");

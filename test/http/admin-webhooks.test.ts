@@ -149,10 +149,10 @@ describe("a subscription's page (decisions §7, §14)", () => {
     const [latest, first] = tableRows(page.text, "Attempts, newest first");
     const eventId = (await p.api("GET", "/events")).json.data[0].id;
     // time, event, attempt, status code, duration, error, answer
-    expect(latest!.slice(1, 4)).toEqual([eventId, "2", "200"]);
+    expect(latest!.slice(1, 4)).toEqual(["200", eventId, "2"]);
     expect(latest![5]).toBe("—");
     expect(latest![6]).toBe("thanks, got it");
-    expect(first!.slice(1, 4)).toEqual([eventId, "1", "500"]);
+    expect(first!.slice(1, 4)).toEqual(["500", eventId, "1"]);
     expect(first![5]).toBe("HTTP 500");
     expect(first![6]).toBe("receiver broke");
     expect(latest![4]).toMatch(/^\d+ ms$/);
@@ -269,7 +269,7 @@ describe("a subscription's page (decisions §7, §14)", () => {
     const rows = tableRows(second.text, "Attempts, newest first");
     expect(rows).toHaveLength(1);
     const apiOldest = (await p.api("GET", `/webhooks/${id}/attempts`, { query: { limit: 200 } })).json.data.at(-1);
-    expect(rows[0]![1]).toBe(apiOldest.eventId);
+    expect(rows[0]![2]).toBe(apiOldest.eventId);
     expect(second.text).toContain(">Newest attempts</a>");
   });
 });

@@ -77,7 +77,9 @@ const SetupPage = (p: { csrf: string; token: string; email?: string; errors?: Fo
   <Layout title="Create the first admin">
     <div class="card narrow">
       <h1>Create the first admin</h1>
-      <p>This link works once. The account you create here signs in to this console; more can be added with `crm admin create`.</p>
+      <p>
+        This link works once. The account you create here signs in to this console; more can be added with <code>crm admin create</code>.
+      </p>
       <ErrorSummary errors={p.errors} ids={{ email: "f-email", password: "f-password" }} />
       <PostForm action={`/admin/setup?token=${encodeURIComponent(p.token)}`} token={p.csrf}>
         <Field label="Email" name="email" type="email" value={p.email} autocomplete="username" required error={p.errors?.fields.email} />
@@ -100,7 +102,9 @@ const SetupGone = () => (
   <Layout title="Setup link not valid">
     <div class="card narrow">
       <h1>This setup link is not valid</h1>
-      <p>It was used already, it is older than 24 hours, or an admin exists. Sign in, or create an admin with `crm admin create --email E`.</p>
+      <p>
+        It was used already, it is older than 24 hours, or an admin exists. Sign in, or create an admin with <code>crm admin create --email E</code>.
+      </p>
       <p>
         <a href="/admin/sign-in">Sign in</a>
       </p>

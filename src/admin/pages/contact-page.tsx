@@ -76,7 +76,7 @@ const ContactPage = ({ c, contact, customTitles, timeline, note, errors }: PageP
         <dt>Address</dt>
         <dd>{address.length ? address.map((line) => <div>{line}</div>) : <Value v={null} />}</dd>
         <dt>Contact type</dt>
-        <dd>{contact.contactType ? `${contact.contactType.name} (${contact.contactType.category})` : <Value v={null} />}</dd>
+        <dd>{contact.contactType ? contact.contactType.name === contact.contactType.category ? contact.contactType.name : `${contact.contactType.name} (${contact.contactType.category})` : <Value v={null} />}</dd>
         <dt>Tags</dt>
         <dd>{contact.tags.length ? contact.tags.map((t) => <span class="badge off tag">{t.name}</span>) : <Value v={null} />}</dd>
         <dt>Subscribed</dt>
@@ -116,7 +116,7 @@ const ContactPage = ({ c, contact, customTitles, timeline, note, errors }: PageP
         <h2 id="timeline">Timeline</h2>
         <div class="card">
           <ErrorSummary errors={errors} ids={{ note: idOf("note") }} />
-          <PostForm action={`${here}/notes`} token={c.var.session.csrfToken}>
+          <PostForm action={`${here}/notes#timeline`} token={c.var.session.csrfToken}>
             <TextArea label="Note" name="note" id={idOf("note")} value={note} error={errors?.fields.note} rows={3} />
             <button type="submit">Add note</button>
           </PostForm>

@@ -61,11 +61,10 @@ const ContactsPage = ({ c, reference, query, contacts, next, errors }: ListProps
   return (
     <Layout title="Contacts" session={c.var.session} project={c.var.project} section="contacts">
       <h1>Contacts</h1>
-      <p class="actions">
-        <a class="button" href={`${base}/new`}>
-          New contact
-        </a>
-      </p>
+      {/* A button, as decisions §14 names it: a GET form navigates without script. */}
+      <form method="get" action={`${base}/new`} class="actions">
+        <button type="submit">New contact</button>
+      </form>
       <ErrorSummary errors={errors} ids={ids} />
       <form method="get" action={base} class="card" role="search" aria-label="Contact filters">
         <div class="row">
@@ -116,7 +115,7 @@ const ContactsPage = ({ c, reference, query, contacts, next, errors }: ListProps
                   </td>
                   <td>{displayName(contact)}</td>
                   <td>{contact.email ?? ""}</td>
-                  <td>{contact.phone ?? ""}</td>
+                  <td class="nowrap">{contact.phone ?? ""}</td>
                   <td>{contact.contactType?.name ?? ""}</td>
                   <td>{contact.tags.map((t) => t.name).join(", ")}</td>
                   <td>

@@ -52,7 +52,7 @@ const Progress = ({ row }: { row: ImportRow }) => {
 };
 
 const Rejected = ({ row }: { row: ImportRow }) => {
-  const skipped = storedSkips(row);
+  const skipped = storedSkips(row).sort((a, b) => a.row - b.row);
   if (skipped.length === 0) return null;
   return (
     <section aria-labelledby="rejected">

@@ -125,9 +125,9 @@ const Attempts = ({ c, hook, rows, cursor, next }: { c: Context<AdminEnv>; hook:
           <thead>
             <tr>
               <th scope="col">Time</th>
+              <th scope="col">Status code</th>
               <th scope="col">Event</th>
               <th scope="col">Attempt</th>
-              <th scope="col">Status code</th>
               <th scope="col">Duration</th>
               <th scope="col">Error</th>
               <th scope="col">Answer</th>
@@ -139,9 +139,9 @@ const Attempts = ({ c, hook, rows, cursor, next }: { c: Context<AdminEnv>; hook:
                 <td>
                   <Time at={a.at} />
                 </td>
+                <td class="num">{a.status_code ?? <span class="none">—</span>}</td>
                 <td class="mono">{a.event_id}</td>
                 <td class="num">{a.attempt}</td>
-                <td class="num">{a.status_code ?? <span class="none">—</span>}</td>
                 <td class="num">{a.duration_ms} ms</td>
                 <td>{a.error ?? <span class="none">—</span>}</td>
                 <td>{a.response_snippet ? <code class="snippet">{a.response_snippet}</code> : <span class="none">—</span>}</td>
