@@ -129,6 +129,14 @@ export const ErrorSummary: FC<{ errors?: FormErrors; ids?: Record<string, string
   );
 };
 
+/** A field's error, read with it (its id is what aria-describedby names). */
+const FieldError: FC<{ id: string; error?: string }> = ({ id, error }) =>
+  error ? (
+    <p class="error" id={`${id}-error`}>
+      {error}
+    </p>
+  ) : null;
+
 const fieldId = (name: string) => `f-${name.replace(/[^A-Za-z0-9_-]/g, "-")}`;
 
 interface FieldProps {
@@ -158,11 +166,7 @@ export const Field: FC<FieldProps> = (p) => {
           {p.hint}
         </p>
       ) : null}
-      {p.error ? (
-        <p class="error" id={`${id}-error`}>
-          {p.error}
-        </p>
-      ) : null}
+      <FieldError id={id} error={p.error} />
       <input
         id={id}
         name={p.name}
@@ -185,11 +189,7 @@ export const TextArea: FC<Omit<FieldProps, "type"> & { rows?: number }> = (p) =>
   return (
     <div class={p.error ? "field invalid" : "field"}>
       <label for={id}>{p.label}</label>
-      {p.error ? (
-        <p class="error" id={`${id}-error`}>
-          {p.error}
-        </p>
-      ) : null}
+      <FieldError id={id} error={p.error} />
       <textarea id={id} name={p.name} rows={p.rows ?? 4} required={p.required} aria-invalid={p.error ? "true" : undefined} aria-describedby={p.error ? `${id}-error` : undefined}>
         {p.value ?? ""}
       </textarea>
@@ -202,11 +202,7 @@ export const Select: FC<{ label: string; name: string; options: Array<[value: st
   return (
     <div class={p.error ? "field invalid" : "field"}>
       <label for={id}>{p.label}</label>
-      {p.error ? (
-        <p class="error" id={`${id}-error`}>
-          {p.error}
-        </p>
-      ) : null}
+      <FieldError id={id} error={p.error} />
       <select id={id} name={p.name} aria-invalid={p.error ? "true" : undefined} aria-describedby={p.error ? `${id}-error` : undefined}>
         {p.options.map(([value, text]) => (
           <option value={value} selected={value === (p.value ?? "")}>

@@ -91,3 +91,18 @@ export async function signedInAdmin(origin: string, env: Record<string, string>)
   await client.signIn(account.email, account.password);
   return { client, account };
 }
+
+/** Text of HTML without its tags, entities decoded, whitespace collapsed. */
+export const pageText = (html: string) =>
+  html.replace(/<[^>]+>/g, " ").replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&").replace(/\s+/g, " ").trim();
+
+/** The cells' text of each body row of the table in the region named `label` (TableWrap). */
+export function tableRows(html: string, label: string): string[][] {
+  const start = html.indexOf(`aria-label="${label}"`);
+  if (start < 0) return [];
+  const body = html.slice(html.indexOf("<tbody>", start), html.indexOf("</tbody>", start));
+  return body
+    .split("<tr>")
+    .slice(1)
+    .map((row) => row.split(/<td[^>]*>/).slice(1).map((cell) => pageText(cell)));
+}

@@ -4,7 +4,7 @@
  * polled until done, then its summary; the contacts read back through the API.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { AdminClient, signedInAdmin, type AdminPage } from "../helpers/admin.ts";
+import { AdminClient, pageText, signedInAdmin, tableRows, type AdminPage } from "../helpers/admin.ts";
 import { startServer, walk, type ProjectInfo, type ServerHandle } from "../helpers/server.ts";
 import { until } from "../helpers/until.ts";
 
@@ -23,19 +23,6 @@ afterAll(async () => {
 }, 30_000);
 
 const importPath = (p: { id: string }) => `/admin/projects/${p.id}/import`;
-const text = (html: string) => html.replace(/<[^>]+>/g, " ").replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, "&").replace(/\s+/g, " ").trim();
-
-/** The cells' text of each body row of the table in the region named `label`. */
-function tableRows(html: string, label: string): string[][] {
-  const start = html.indexOf(`aria-label="${label}"`);
-  if (start < 0) return [];
-  const body = html.slice(html.indexOf("<tbody>", start), html.indexOf("</tbody>", start));
-  return body
-    .split("<tr>")
-    .slice(1)
-    .map((row) => row.split(/<td[^>]*>/).slice(1).map((cell) => text(cell)));
-}
-
 /** POSTs `csv` as the form's file, multipart, as a browser does; `csrf: null` leaves the token out. */
 async function upload(p: { id: string }, csv: string | Blob, opts: { name?: string; csrf?: string | null } = {}) {
   await admin.get(importPath(p));
@@ -120,7 +107,7 @@ describe("what an import refuses or stops on", () => {
     expect(posted.status).toBe(303);
     const page = await finished(posted.location!);
     expect(summary(page, "Status")).toBe("Failed");
-    expect(text(page.text)).toContain('Failure reason unknown column "favouriteColour".');
+    expect(pageText(page.text)).toContain('Failure reason unknown column "favouriteColour".');
     expect((await p.api("GET", "/contacts")).json.data).toEqual([]);
   });
 
@@ -129,7 +116,7 @@ describe("what an import refuses or stops on", () => {
     const posted = await upload(p, 'firstName,email\nAna,ana@example.com\n"Ben,ben@example.com\n');
     const page = await finished(posted.location!);
     expect(summary(page, "Status")).toBe("Failed");
-    expect(text(page.text)).toContain("row 2: a quoted field is not closed at the end of the file. The rows before it were imported.");
+    expect(pageText(page.text)).toContain("row 2: a quoted field is not closed at the end of the file. The rows before it were imported.");
     expect(summary(page, "Created")).toBe("1");
     expect((await p.api("GET", "/contacts")).json.data.map((c: any) => c.firstName)).toEqual(["Ana"]);
   });
@@ -150,7 +137,7 @@ describe("what an import refuses or stops on", () => {
     const p = await server.newProject();
     const refused = await upload(p, "firstName\nMallory\n", { csrf: null });
     expect(refused.status).toBe(403);
-    expect(text(refused.text)).toContain("Form refused");
+    expect(pageText(refused.text)).toContain("Form refused");
     const wrong = await upload(p, "firstName\nMallory\n", { csrf: "x".repeat(43) });
     expect(wrong.status).toBe(403);
     expect(tableRows((await admin.get(importPath(p))).text, "Recent imports")).toEqual([]);
@@ -161,7 +148,7 @@ describe("what an import refuses or stops on", () => {
     const p = await server.newProject();
     const empty = await upload(p, "", { name: "" });
     expect(empty.status).toBe(422);
-    expect(text(empty.text)).toContain("Choose a CSV file");
+    expect(pageText(empty.text)).toContain("Choose a CSV file");
   });
 
   test("a file over 20 MiB is refused with a 413 page", async () => {
@@ -170,7 +157,7 @@ describe("what an import refuses or stops on", () => {
     const res = await upload(p, big);
     expect(res.status).toBe(413);
     expect(res.headers.get("content-type")).toContain("text/html");
-    expect(text(res.text)).toContain("Too large");
+    expect(pageText(res.text)).toContain("Too large");
   });
 
   test("while an import runs its page shows a progress bar and refreshes itself; a second upload waits for it; the API is still answered", async () => {
@@ -184,7 +171,7 @@ describe("what an import refuses or stops on", () => {
     expect(running.text).toMatch(/<progress max="\d+" value="\d+"/);
     const second = await upload(p, "firstName\nLater\n");
     expect(second.status).toBe(409);
-    expect(text(second.text)).toContain("An import of this project is still running");
+    expect(pageText(second.text)).toContain("An import of this project is still running");
     // The import shares the API's write queue in short transactions: a write request gets through meanwhile.
     const started = Date.now();
     expect((await p.api("POST", "/contacts", { body: { firstName: "Meanwhile" } })).status).toBe(201);
@@ -217,7 +204,7 @@ describe("a server stopped during an import (decisions §11)", () => {
       const again = (await signedInAdmin(second.origin, second.env)).client;
       const page = await again.get(posted.location!);
       expect(summary(page, "Status")).toBe("Failed");
-      const reason = /The server stopped during the import, after row ([\d,]+): the rows up to it were imported or rejected/.exec(text(page.text));
+      const reason = /The server stopped during the import, after row ([\d,]+): the rows up to it were imported or rejected/.exec(pageText(page.text));
       expect(reason).not.toBeNull();
       const stoppedAfter = Number(reason![1]!.replace(/,/g, ""));
       expect(stoppedAfter).toBeGreaterThan(0);

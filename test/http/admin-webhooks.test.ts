@@ -6,7 +6,7 @@
  * loopback receivers; every wait is on a condition, never a fixed time.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
-import { AdminClient, signedInAdmin } from "../helpers/admin.ts";
+import { AdminClient, pageText, signedInAdmin, tableRows } from "../helpers/admin.ts";
 import { serviceSignatureIndex, standardSignatureIndex, startReceiver, type Receiver } from "../helpers/receiver.ts";
 import { startServer, type ProjectInfo, type ServerHandle } from "../helpers/server.ts";
 import { until } from "../helpers/until.ts";
@@ -38,20 +38,6 @@ async function receiver(...args: Parameters<typeof startReceiver>) {
 
 const SECRET = /whsec_[A-Za-z0-9+/]{43}=/g;
 const hooksPath = (p: { id: string }) => `/admin/projects/${p.id}/webhooks`;
-
-/** Text of HTML without its tags, whitespace collapsed. */
-const text = (html: string) => html.replace(/<[^>]+>/g, " ").replace(/&quot;/g, '"').replace(/&amp;/g, "&").replace(/\s+/g, " ").trim();
-
-/** The cells' text of each body row of the table in the region named `label`. */
-function tableRows(html: string, label: string): string[][] {
-  const start = html.indexOf(`aria-label="${label}"`);
-  if (start < 0) return [];
-  const body = html.slice(html.indexOf("<tbody>", start), html.indexOf("</tbody>", start));
-  return body
-    .split("<tr>")
-    .slice(1)
-    .map((row) => row.split(/<td[^>]*>/).slice(1).map((cell) => text(cell)));
-}
 
 /** Creates a subscription in the console; returns its id, the secret shown once, and the page. */
 async function createInConsole(project: ProjectInfo, fields: { url: string; events?: string[]; description?: string }) {
@@ -107,15 +93,15 @@ describe("webhooks list and create (decisions §14)", () => {
     await admin.get(hooksPath(p));
     const noEvents = await admin.post(hooksPath(p), { url: "http://127.0.0.1:9/hook", description: "x" });
     expect(noEvents.status).toBe(422);
-    expect(text(noEvents.text)).toContain("events must have at least 1 item");
+    expect(pageText(noEvents.text)).toContain("events must have at least 1 item");
     const credentials = await admin.post(hooksPath(p), { url: "http://user:pass@127.0.0.1:9/hook", events: ["*"] });
     expect(credentials.status).toBe(422);
-    expect(text(credentials.text)).toContain("url must not contain credentials");
+    expect(pageText(credentials.text)).toContain("url must not contain credentials");
     // The form keeps what was typed.
     expect(credentials.text).toContain('value="http://user:pass@127.0.0.1:9/hook"');
     const mixed = await admin.post(hooksPath(p), { url: "http://127.0.0.1:9/hook", events: ["*", "contact.created"] });
     expect(mixed.status).toBe(422);
-    expect(text(mixed.text)).toContain('events must not mix "*" with other values.');
+    expect(pageText(mixed.text)).toContain('events must not mix "*" with other values.');
     expect((await p.api("GET", "/webhooks")).json.data).toEqual([]);
   });
 
@@ -157,7 +143,7 @@ describe("a subscription's page (decisions §7, §14)", () => {
     expect(first![6]).toBe("receiver broke");
     expect(latest![4]).toMatch(/^\d+ ms$/);
     // The health after the success.
-    expect(text(page.text)).toMatch(/Consecutive failures 0 Last success \d{4}-\d{2}-\d{2} /);
+    expect(pageText(page.text)).toMatch(/Consecutive failures 0 Last success \d{4}-\d{2}-\d{2} /);
   });
 
   test("Send test ping: the receiver gets a signed ping and the page says delivered, or says why not", async () => {
@@ -167,7 +153,7 @@ describe("a subscription's page (decisions §7, §14)", () => {
     await admin.get(`${hooksPath(p)}/${id}`);
     const sent = await admin.post(`${hooksPath(p)}/${id}/test`);
     expect(sent.status).toBe(200);
-    expect(text(sent.text)).toContain("Test ping delivered: the receiver answered HTTP 204.");
+    expect(pageText(sent.text)).toContain("Test ping delivered: the receiver answered HTTP 204.");
     const [ping] = await r.waitFor(1);
     expect(ping!.headers["x-service-event"]).toBe("ping");
     expect(ping!.json).toMatchObject({ event: "ping", data: { webhookId: id } });
@@ -176,7 +162,7 @@ describe("a subscription's page (decisions §7, §14)", () => {
     await r.respond({ status: 503 });
     const failed = await admin.post(`${hooksPath(p)}/${id}/test`);
     expect(failed.status).toBe(200);
-    expect(text(failed.text)).toContain("Test ping not delivered The receiver answered HTTP 503.");
+    expect(pageText(failed.text)).toContain("Test ping not delivered The receiver answered HTTP 503.");
     // A ping is no delivery: it never counts as a failure of the subscription.
     expect((await p.api("GET", `/webhooks/${id}`)).json.consecutiveFailures).toBe(0);
   });
@@ -194,13 +180,13 @@ describe("a subscription's page (decisions §7, §14)", () => {
     const disable = await admin.post(`${hooksPath(p)}/${id}/status`, { status: "disabled" });
     expect(disable.status).toBe(303);
     const disabledPage = await admin.get(disable.location!);
-    expect(text(disabledPage.text)).toContain("Subscription disabled");
+    expect(pageText(disabledPage.text)).toContain("Subscription disabled");
     expect(disabledPage.text).toContain('<button type="submit" class="secondary">Enable</button>');
     expect((await p.api("GET", `/webhooks/${id}`)).json.status).toBe("disabled");
 
     const conflict = await admin.post(`${hooksPath(p)}/${id}/redeliver`, { since });
     expect(conflict.status).toBe(409);
-    expect(text(conflict.text)).toContain("This subscription is disabled: enable it");
+    expect(pageText(conflict.text)).toContain("This subscription is disabled: enable it");
     expect(conflict.text).toContain(`value="${since}"`);
 
     const enable = await admin.post(`${hooksPath(p)}/${id}/status`, { status: "active" });
@@ -210,12 +196,12 @@ describe("a subscription's page (decisions §7, §14)", () => {
 
     const bad = await admin.post(`${hooksPath(p)}/${id}/redeliver`, { since: "yesterday" });
     expect(bad.status).toBe(422);
-    expect(text(bad.text)).toContain("since must be an ISO 8601 timestamp");
+    expect(pageText(bad.text)).toContain("since must be an ISO 8601 timestamp");
 
     const queued = await admin.post(`${hooksPath(p)}/${id}/redeliver`, { since });
     expect(queued.status).toBe(303);
     expect(queued.location).toBe(`${hooksPath(p)}/${id}?done=redelivered&queued=2`);
-    expect(text((await admin.get(queued.location!)).text)).toContain("2 events queued for redelivery.");
+    expect(pageText((await admin.get(queued.location!)).text)).toContain("2 events queued for redelivery.");
     const again = await r.waitFor(4);
     expect(again.slice(2).map((d) => d.json.id).sort()).toEqual(eventIds);
     expect(new Set(again.map((d) => d.headers["x-service-delivery"])).size).toBe(4);
