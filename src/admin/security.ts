@@ -114,6 +114,16 @@ export function field(c: Context<AdminEnv>, name: string): string {
   return typeof first === "string" ? first : "";
 }
 
+/**
+ * A date-time as a `datetime-local` field sends it (no zone) is read as UTC, as the console
+ * shows every time; text with a zone, or anything else, is left for the schema to judge.
+ */
+export function asUtc(text: string): string;
+export function asUtc(text: string | undefined): string | undefined;
+export function asUtc(text: string | undefined) {
+  return text && /T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(text) ? `${text}Z` : text;
+}
+
 /** Every value of a repeated field (checkboxes). */
 export function fields(c: Context<AdminEnv>, name: string): string[] {
   const value = c.var.form?.[name];

@@ -7,13 +7,12 @@ import { cursorParam, limitParam, toPage } from "../../lib/pagination.ts";
 import { isoTimeSchema, toIso } from "../../lib/time.ts";
 import { formErrors } from "../actions.ts";
 import type { AdminEnv } from "../env.ts";
+import { asUtc } from "../security.ts";
 import { ErrorSummary, Field, Layout, projectPath, Select, Time, type FormErrors } from "../ui.tsx";
 
 /** Events of a project (decisions §14): the event log of the last 30 days, newest first, by type and time. */
 export const eventPages = new Hono<AdminEnv>();
 
-/** A time without a zone (what a datetime-local field sends) is UTC, as every time the console shows. */
-const asUtc = (v: string | undefined) => (v && /T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(v) ? `${v}Z` : v);
 
 /** The page's query; times and messages as the API's (src/lib/time.ts, src/http/validation.ts). */
 const EventLogQuery = z.object({
@@ -38,7 +37,7 @@ function readQuery(c: Context<AdminEnv>): Filters & { cursor?: string } {
 
 /** An ISO time → the value a datetime-local field shows (UTC, to the second when it has seconds). */
 function localValue(value: string | undefined): string | undefined {
-  const iso = value && toIso(asUtc(value)!);
+  const iso = value && toIso(asUtc(value));
   if (!iso) return value;
   return iso.endsWith(":00.000Z") ? iso.slice(0, 16) : iso.slice(0, 19);
 }

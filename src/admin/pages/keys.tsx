@@ -5,7 +5,7 @@ import { notFound } from "../../errors.ts";
 import { isoNow, toIso } from "../../lib/time.ts";
 import { write } from "../actions.ts";
 import type { AdminEnv } from "../env.ts";
-import { field, fields } from "../security.ts";
+import { asUtc, field, fields } from "../security.ts";
 import { Checkbox, ErrorSummary, Field, Layout, noErrors, Notice, PostForm, projectPath, ShownOnce, TableWrap, Time, type FormErrors } from "../ui.tsx";
 
 /**
@@ -23,8 +23,6 @@ interface KeyValues {
 const blank: KeyValues = { name: "", scopes: [], expiresAt: "" };
 const ids = { name: "f-name", scopes: `f-scopes-${SCOPES[0].replace(":", "-")}`, expiresAt: "f-expiresAt" };
 
-/** A date-time without a zone (what a datetime-local field sends) is read as UTC, as the label says. */
-const asUtc = (text: string) => (/T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(text) ? `${text}Z` : text);
 
 /** The form's values, or what is wrong with them; an expiry is judged against the service's clock (decisions §2). */
 function readKeyForm(c: Context<AdminEnv>) {

@@ -6,7 +6,7 @@ import { RedeliverBody } from "../../webhooks/schemas.ts";
 import { patchWebhook, redeliver, rotateSecret, sendTestPing } from "../../webhooks/service.ts";
 import { formErrors, write } from "../actions.ts";
 import type { AdminEnv } from "../env.ts";
-import { field } from "../security.ts";
+import { asUtc, field } from "../security.ts";
 import { subscriptionPage } from "./webhook-page.tsx";
 
 /**
@@ -22,8 +22,6 @@ const DONE: Record<string, string> = {
   enabled: "Subscription enabled; its count of consecutive failures starts again from 0.",
 };
 
-/** A date-time without a zone (what a datetime-local field sends) is read as UTC, as the field's hint says. */
-const asUtc = (text: string) => (/T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(text) ? `${text}Z` : text);
 
 const here = (c: Context<AdminEnv>) => `/admin/projects/${c.var.project.id}/webhooks/${c.req.param("webhookId")}`;
 
