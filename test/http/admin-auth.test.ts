@@ -346,6 +346,22 @@ describe("time windows, with the service's clock moved by the test", () => {
 
   const from = (address: string) => ({ "X-Forwarded-For": address });
 
+  test("behind a trusted proxy that says the request came over HTTPS, the session cookie is Secure; an untrusted claim is ignored", async () => {
+    const account = await createAdminAccount(node.env);
+    const viaProxy = new AdminClient(node.origin);
+    await viaProxy.get("/admin/sign-in");
+    const secure = await viaProxy.post("/admin/sign-in", { email: account.email, password: account.password }, { "X-Forwarded-Proto": "https" });
+    expect(secure.status).toBe(303);
+    expect(sessionCookie(secure.headers)).toMatch(/; Secure/);
+
+    // The other server trusts no proxy: the same header from the client changes nothing.
+    const direct = new AdminClient(server.origin);
+    await direct.get("/admin/sign-in");
+    const plain = await direct.post("/admin/sign-in", { email: (await createAdminAccount(server.env)).email, password: ADMIN_PASSWORD }, { "X-Forwarded-Proto": "https" });
+    expect(plain.status).toBe(303);
+    expect(sessionCookie(plain.headers)).not.toMatch(/; Secure/);
+  });
+
   test("ten failed sign-ins for one email, from any addresses, lock it for 15 minutes, even with the right password; then it opens", async () => {
     const account = await createAdminAccount(node.env);
     const client = new AdminClient(node.origin);
