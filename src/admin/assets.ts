@@ -26,7 +26,7 @@ nav.project .sep{margin:0 .4rem;color:#4b5563}
 nav.project ul{list-style:none;margin:.4rem 0 0;padding:0;display:flex;flex-wrap:wrap;gap:.25rem .5rem}
 nav.project li a{display:inline-block;padding:.3rem .6rem;border-radius:6px;text-decoration:none}
 nav.project li a[aria-current=page]{background:#e8f0fe;font-weight:600;color:#0842a0}
-main{max-width:72rem;margin:0 auto;padding:1rem}
+main{max-width:80rem;margin:0 auto;padding:1rem}
 h1{font-size:1.6rem;margin:.5rem 0 1rem;line-height:1.25}
 h2{font-size:1.2rem;margin:1.5rem 0 .5rem}
 h3{font-size:1.05rem;margin:1rem 0 .4rem}
@@ -57,6 +57,7 @@ form.inline{display:inline}
 .table{overflow-x:auto;background:#fff;border:1px solid #d0d5dd;border-radius:8px;margin:0 0 1rem}
 table{border-collapse:collapse;width:100%}
 th,td{text-align:left;padding:.5rem .75rem;border-bottom:1px solid #e5e7eb;vertical-align:top}
+td{max-width:22rem;overflow-wrap:break-word}
 th{font-size:.9rem;color:#374151;background:#f9fafb;white-space:nowrap}
 tr:last-child td{border-bottom:none}
 td.num{text-align:right;font-variant-numeric:tabular-nums}
