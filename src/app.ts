@@ -54,8 +54,8 @@ export function createApi() {
       responses: { 200: json(PingSchema, "The key's project and scopes."), 401: commonErrors[401], 429: commonErrors[429] },
     }),
     (c) => {
-      const { projectId, keyId, scopes } = c.var.caller;
-      return c.json({ projectId, keyId, scopes, environment: c.var.deps.config.CRM_ENV }, 200);
+      const { projectId, keyId, scopes } = c.get("caller");
+      return c.json({ projectId, keyId, scopes, environment: c.get("deps").config.CRM_ENV }, 200);
     },
   );
   api.route("/", referenceRoutes);
@@ -113,7 +113,7 @@ export function createApp(deps: AppDeps) {
   // The one error handler: the envelope, or the page of a route that answers in HTML (a web form's).
   app.onError((error, c) => {
     const apiError = asApiError(error, c, deps);
-    return c.var.renderError?.(apiError) ?? errorResponse(c, apiError);
+    return c.get("renderError")?.(apiError) ?? errorResponse(c, apiError);
   });
   return app;
 }
@@ -126,7 +126,7 @@ function asApiError(error: Error, c: Context<AppEnv>, deps: AppDeps): ApiError {
     return new ApiError("ERR_RATE_LIMITED", "Too many writes are waiting; retry after the time in Retry-After.", undefined, { "Retry-After": "1" });
   }
   if (isConnectionError(error)) {
-    deps.log.error("database unreachable", { requestId: c.var.requestId, error: String(error?.message ?? error) });
+    deps.log.error("database unreachable", { requestId: c.get("requestId"), error: String(error?.message ?? error) });
     return new ApiError("ERR_INTERNAL", "The database cannot be reached; retry later.", undefined, { "Retry-After": "1" });
   }
   if (error instanceof HTTPException) {
@@ -136,6 +136,6 @@ function asApiError(error: Error, c: Context<AppEnv>, deps: AppDeps): ApiError {
     }
     if (error.status === 400) return new ApiError("ERR_INVALID_JSON", "The body is not valid JSON.", "body");
   }
-  deps.log.error("unhandled error", { requestId: c.var.requestId, error: String(error?.stack ?? error) });
+  deps.log.error("unhandled error", { requestId: c.get("requestId"), error: String(error?.stack ?? error) });
   return new ApiError("ERR_INTERNAL", "Internal server error.");
 }

@@ -29,6 +29,8 @@ export interface ServiceOverrides {
 
 export interface RunningService {
   server: RunningServer;
+  /** The app's fetch, for calling it in-process without a socket (bench/costs.ts). */
+  fetch: FetchHandler;
   log: Logger;
   /** Runs a housekeeping job now, off its schedule (tests drive retention this way with their clock). */
   runJob(name: JobName): Promise<void>;
@@ -161,6 +163,7 @@ async function serveOn(
   log.info("listening", { host: config.HOST, port: server.port, env: config.CRM_ENV, runtime: runtime.name });
   return {
     server,
+    fetch: app.fetch,
     log,
     runJob: (name) => jobs.run(name),
     async stop() {

@@ -88,25 +88,32 @@ const CACHE_MS = 1000;
 /**
  * Verifies keys by SHA-256 hash. Hits are cached for 1 s so a busy key costs no query,
  * while revocation, expiry and project settings changed by the CLI apply within 2 s
- * (decisions §1). Last-used times are kept in memory and written by a periodic job.
+ * (decisions §1). The cache is keyed by the key's text, so a key verified in the last
+ * second costs neither its checksum nor its hash (docs/performance.md); only keys that
+ * verified are kept. Last-used times are kept in memory and written by a periodic job.
  */
 export class KeyStore {
-  private readonly cache = new Map<string, { caller: Caller | null; expiresAt: string | null; fetched: number }>();
-  private readonly used = new Map<string, string>();
+  private readonly cache = new Map<string, { caller: Caller | null; expiresAt: number | null; fetched: number }>();
+  private readonly used = new Map<string, number>();
 
   constructor(private readonly db: Kysely<Database>) {}
 
+  /** Whether `key` verified in the last second (then it is well-formed: authenticate skips the checksum). */
+  knows(key: string, now: number): boolean {
+    const entry = this.cache.get(key);
+    return entry !== undefined && now - entry.fetched <= CACHE_MS;
+  }
+
   /** The caller of `key` at `now` (the service's clock: an expiry is judged against it, decisions §2). */
   async verify(key: string, now: number): Promise<Caller | null> {
-    const hash = hashApiKey(key);
-    let entry = this.cache.get(hash);
+    let entry = this.cache.get(key);
     if (!entry || now - entry.fetched > CACHE_MS) {
-      entry = await this.load(hash, now);
-      if (entry.caller) this.cache.set(hash, entry);
-      else this.cache.delete(hash);
+      entry = await this.load(hashApiKey(key), now);
+      if (entry.caller) this.cache.set(key, entry);
+      else this.cache.delete(key);
     }
-    if (!entry.caller || (entry.expiresAt && Date.parse(entry.expiresAt) <= now)) return null;
-    this.used.set(entry.caller.keyId, new Date(now).toISOString());
+    if (!entry.caller || (entry.expiresAt !== null && entry.expiresAt <= now)) return null;
+    this.used.set(entry.caller.keyId, now);
     return entry.caller;
   }
 
@@ -133,12 +140,12 @@ export class KeyStore {
       rateLimitPerMinute: row.rate_limit_per_minute,
       contactCreatesPerHour: row.contact_creates_per_hour,
     };
-    return { caller, expiresAt: row.expires_at, fetched: now };
+    return { caller, expiresAt: row.expires_at === null ? null : Date.parse(row.expires_at), fetched: now };
   }
 
   /** Drops a key revoked on this node from the cache, so it is refused at once here (other nodes: within 2 s). */
   forget(keyId: string): void {
-    for (const [hash, entry] of this.cache) if (entry.caller?.keyId === keyId) this.cache.delete(hash);
+    for (const [key, entry] of this.cache) if (entry.caller?.keyId === keyId) this.cache.delete(key);
   }
 
   /** Writes the last-used times gathered since the previous flush (jobs). */
@@ -147,7 +154,9 @@ export class KeyStore {
     const batch = [...this.used];
     this.used.clear();
     await this.db.transaction().execute(async (trx) => {
-      for (const [id, at] of batch) await trx.updateTable("api_keys").set({ last_used_at: at }).where("id", "=", id).execute();
+      for (const [id, at] of batch) {
+        await trx.updateTable("api_keys").set({ last_used_at: new Date(at).toISOString() }).where("id", "=", id).execute();
+      }
     });
   }
 }

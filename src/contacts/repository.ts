@@ -1,4 +1,5 @@
 import type { ContactRow, Db, NewContactRow } from "../db/schema.ts";
+import { jsonArrayFrom } from "../db/dialect.ts";
 import { preparedQuery } from "../db/prepared.ts";
 import { termHead } from "./matching.ts";
 
@@ -13,9 +14,13 @@ export const withType = (db: Db) =>
     .selectAll("contacts")
     .select(["contact_types.name as type_name", "contact_types.category as type_category"]);
 
+/** A contact's tags, by name, as a JSON array column. */
+export type TagsColumn = Array<{ id: string; name: string }> | string;
+
 /**
- * For one contact: the type by two scalar subqueries. The join's per-run setup in SQLite
- * cost a point lookup ~4× (docs/performance.md: 73 → 20 µs for the GET-one statement).
+ * For one contact, in one statement: the type by two scalar subqueries (the join's per-run
+ * setup in SQLite cost a point lookup ~4×: 73 → 20 µs, docs/performance.md) and the tags
+ * as a JSON array (a second statement cost more than the row itself).
  */
 const withTypeOfOne = (db: Db) =>
   db
@@ -24,21 +29,32 @@ const withTypeOfOne = (db: Db) =>
     .select((eb) => [
       eb.selectFrom("contact_types").select("name").whereRef("contact_types.id", "=", "contacts.contact_type_id").as("type_name"),
       eb.selectFrom("contact_types").select("category").whereRef("contact_types.id", "=", "contacts.contact_type_id").as("type_category"),
+      // CROSS JOIN keeps the contact's tag rows outer in SQLite (statistics cannot turn it round).
+      jsonArrayFrom(
+        db,
+        eb
+          .selectFrom("contact_tags")
+          .crossJoin("tags")
+          .select(["tags.id", "tags.name"])
+          .whereRef("tags.id", "=", "contact_tags.tag_id")
+          .whereRef("contact_tags.contact_id", "=", "contacts.id")
+          .orderBy("tags.name"),
+      ).as("tags"),
     ]);
 
-const contactByNumber = preparedQuery<[string, number], ContactView>(2, (db, projectId, contactNumber) =>
-  withTypeOfOne(db).where("contacts.project_id", "=", projectId).where("contacts.contact_number", "=", contactNumber),
+const contactByNumber = preparedQuery<[string, number], ContactView & { tags: TagsColumn }>(2, (db, projectId, contactNumber) =>
+  withTypeOfOne(db).where("contacts.project_id", "=", projectId).where("contacts.contact_number", "=", contactNumber) as never,
 );
 
-export async function findContactRow(db: Db, projectId: string, contactNumber: number): Promise<ContactView | undefined> {
+export async function findContactRow(db: Db, projectId: string, contactNumber: number): Promise<(ContactView & { tags: TagsColumn }) | undefined> {
   return (await contactByNumber(db, projectId, contactNumber))[0];
 }
 
 /**
- * GET one in one statement (interface §2.1): the row, its type, and the duplicateSignal
+ * GET one in one statement (interface §2.1): the row, its type and tags, and the duplicateSignal
  * counts of other contacts sharing its email / phone match keys (index lookups).
  */
-const contactWithSignal = preparedQuery<[string, number], ContactView & { email_matches: number; phone_matches: number }>(
+const contactWithSignal = preparedQuery<[string, number], ContactView & { tags: TagsColumn; email_matches: number; phone_matches: number }>(
   2,
   (db, projectId, contactNumber) =>
     withTypeOfOne(db)

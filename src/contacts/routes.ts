@@ -33,7 +33,7 @@ contactRoutes.openapi(
     responses: { 201: created(ContactSchema, "The created contact."), ...commonErrors, 402: errors[402], 413: errors[413], 415: errors[415] },
   }),
   async (c) => {
-    const contact = await createContact(c.var.db, c.var.caller.projectId, c.req.valid("json"), { now: isoNow(c.var.deps.clock) });
+    const contact = await createContact(c.get("db"), c.get("caller").projectId, c.req.valid("json"), { now: isoNow(c.get("deps").clock) });
     c.header("Location", `/v1/contacts/${contact.contactId}`);
     return c.json(contact, 201);
   },
@@ -55,7 +55,7 @@ contactRoutes.openapi(
     request: { query: ListContactsQuery },
     responses: { 200: json(ContactList, "One page, most recently updated first."), ...commonErrors },
   }),
-  async (c) => c.json(await listContacts(c.var.db, c.var.deps.cursors, c.var.caller.projectId, c.req.valid("query")), 200),
+  async (c) => c.json(await listContacts(c.get("db"), c.get("deps").cursors, c.get("caller").projectId, c.req.valid("query")), 200),
 );
 
 contactRoutes.openapi(
@@ -73,7 +73,7 @@ contactRoutes.openapi(
   }),
   async (c) => {
     const n = requireContactNumber(c.req.valid("param").contactId);
-    return c.json(await getContactWithSignal(c.var.db, c.var.caller.projectId, n), 200);
+    return c.json(await getContactWithSignal(c.get("db"), c.get("caller").projectId, n), 200);
   },
 );
 
@@ -92,7 +92,7 @@ contactRoutes.openapi(
   }),
   async (c) => {
     const n = requireContactNumber(c.req.valid("param").contactId);
-    const { contact } = await patchContact(c.var.db, c.var.caller.projectId, n, c.req.valid("json"), isoNow(c.var.deps.clock));
+    const { contact } = await patchContact(c.get("db"), c.get("caller").projectId, n, c.req.valid("json"), isoNow(c.get("deps").clock));
     return c.json(contact, 200);
   },
 );

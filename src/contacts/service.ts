@@ -1,4 +1,4 @@
-import { isUniqueViolation } from "../db/dialect.ts";
+import { isUniqueViolation, jsonColumn } from "../db/dialect.ts";
 import type { Db, NewContactRow } from "../db/schema.ts";
 import { ApiError, notFound } from "../errors.ts";
 import { recordEvent } from "../events/record.ts";
@@ -7,7 +7,7 @@ import { defaultContactType } from "../reference/repository.ts";
 import { applyContactInput } from "./apply.ts";
 import { emailKey, phoneKey, searchTerms } from "./matching.ts";
 import * as repo from "./repository.ts";
-import type { ContactView } from "./repository.ts";
+import type { ContactView, TagsColumn } from "./repository.ts";
 import type { Contact, ContactInput } from "./schemas.ts";
 import { blankState, changedFields, stateFromRow, type ContactState } from "./state.ts";
 
@@ -70,11 +70,10 @@ export async function createContact(
 export async function patchContact(db: Db, projectId: string, contactNumber: number, input: ContactInput, now = isoNow()) {
   const row = await repo.findContactRow(db, projectId, contactNumber);
   if (!row) throw notFound("Contact");
-  const tagRows = await repo.tagsOfContacts(db, [row.id]);
-  const before = stateFromRow(row, tagRows.map((t) => t.id));
+  const before = stateFromRow(row, jsonColumn(row.tags).map((t) => t.id));
   const after = await applyContactInput(db, projectId, before, input);
   const changed = changedFields(before, after);
-  if (changed.length === 0) return { contact: await toContact(db, row), changed };
+  if (changed.length === 0) return { contact: contactOf(row), changed };
 
   if (after.contactNumber !== before.contactNumber) {
     if (await repo.contactNumberTaken(db, projectId, after.contactNumber)) {
@@ -100,22 +99,23 @@ export async function patchContact(db: Db, projectId: string, contactNumber: num
   return { contact, changed };
 }
 
-/** GET one contact with duplicateSignal (interface §2.1): two statements. */
+/** GET one contact with duplicateSignal (interface §2.1): one statement. */
 export async function getContactWithSignal(db: Db, projectId: string, contactNumber: number) {
   const row = await repo.findContactWithSignal(db, projectId, contactNumber);
   if (!row) throw notFound("Contact");
-  const contact = await toContact(db, row);
+  const contact = contactOf(row);
   return { ...contact, duplicateSignal: { emailMatches: Number(row.email_matches), phoneMatches: Number(row.phone_matches) } };
 }
 
 export async function loadContact(db: Db, projectId: string, contactNumber: number): Promise<Contact> {
   const row = await repo.findContactRow(db, projectId, contactNumber);
   if (!row) throw notFound("Contact");
-  return toContact(db, row);
+  return contactOf(row);
 }
 
-export async function toContact(db: Db, row: ContactView): Promise<Contact> {
-  return (await toContacts(db, [row]))[0]!;
+/** A row read with its tags (findContactRow, findContactWithSignal) → the API contact. */
+export function contactOf(row: ContactView & { tags: TagsColumn }): Contact {
+  return mapContact(row, jsonColumn(row.tags));
 }
 
 /** Rows (with their type joined) → API contacts; one more query for the tags of the page. */
@@ -127,32 +127,34 @@ export async function toContacts(db: Db, rows: ContactView[]): Promise<Contact[]
     list.push({ id: t.id, name: t.name });
     tagsByContact.set(t.contact_id, list);
   }
-  return rows.map((row) => {
-    const s = stateFromRow(row, []);
-    return {
-      contactId: formatContactId(row.contact_number),
-      identityType: s.identityType,
-      source: s.source,
-      firstName: s.firstName,
-      lastName: s.lastName,
-      email: s.email,
-      phone: s.phone,
-      businessName: s.businessName,
-      website: s.website,
-      address: s.address,
-      contactType:
-        row.contact_type_id && row.type_name
-          ? { id: row.contact_type_id, name: row.type_name, category: row.type_category as Category }
-          : null,
-      tags: tagsByContact.get(row.id) ?? [],
-      subscribed: s.subscribed,
-      smsSubscribed: s.smsSubscribed,
-      notes: s.notes,
-      customFields: s.customFields,
-      createdAt: row.created_at,
-      updatedAt: row.updated_at,
-    };
-  });
+  return rows.map((row) => mapContact(row, tagsByContact.get(row.id) ?? []));
+}
+
+function mapContact(row: ContactView, tags: Array<{ id: string; name: string }>): Contact {
+  const s = stateFromRow(row, []);
+  return {
+    contactId: formatContactId(row.contact_number),
+    identityType: s.identityType,
+    source: s.source,
+    firstName: s.firstName,
+    lastName: s.lastName,
+    email: s.email,
+    phone: s.phone,
+    businessName: s.businessName,
+    website: s.website,
+    address: s.address,
+    contactType:
+      row.contact_type_id && row.type_name
+        ? { id: row.contact_type_id, name: row.type_name, category: row.type_category as Category }
+        : null,
+    tags,
+    subscribed: s.subscribed,
+    smsSubscribed: s.smsSubscribed,
+    notes: s.notes,
+    customFields: s.customFields,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
 }
 
 function toRow(s: ContactState, projectId: string, region: string): Omit<NewContactRow, "created_at" | "updated_at"> {

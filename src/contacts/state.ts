@@ -23,7 +23,8 @@ export interface ContactState {
   customFields: Record<string, unknown>;
 }
 
-export const emptyAddress = (): Address => Object.fromEntries(ADDRESS_KEYS.map((k) => [k, null])) as Address;
+const EMPTY_ADDRESS = Object.freeze(Object.fromEntries(ADDRESS_KEYS.map((k) => [k, null])) as Address);
+export const emptyAddress = (): Address => ({ ...EMPTY_ADDRESS });
 
 export function blankState(contactNumber: number): ContactState {
   return {
@@ -57,7 +58,7 @@ export function stateFromRow(row: ContactRow, tagIds: string[]): ContactState {
     phone: row.phone,
     businessName: row.business_name,
     website: row.website,
-    address: { ...emptyAddress(), ...JSON.parse(row.address) },
+    address: { ...EMPTY_ADDRESS, ...JSON.parse(row.address) },
     contactTypeId: row.contact_type_id,
     tagIds: [...tagIds].sort(),
     subscribed: row.subscribed === 1,

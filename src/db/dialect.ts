@@ -1,4 +1,6 @@
-import { PostgresAdapter, sql } from "kysely";
+import { PostgresAdapter, sql, type Expression, type RawBuilder, type SelectQueryBuilder } from "kysely";
+import { jsonArrayFrom as postgresJsonArray } from "kysely/helpers/postgres";
+import { jsonArrayFrom as sqliteJsonArray } from "kysely/helpers/sqlite";
 import type { Db } from "./schema.ts";
 
 /**
@@ -43,4 +45,17 @@ export function isConnectionError(error: unknown): boolean {
   }
   const message = typeof e.message === "string" ? e.message : "";
   return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(message);
+}
+
+/**
+ * The rows of `query` as one JSON array column (json_agg on PostgreSQL, json_group_array
+ * on SQLite), so a row and its few children come back in one statement. Read it with
+ * `jsonColumn`: SQLite gives the text, PostgreSQL the parsed value.
+ */
+export function jsonArrayFrom<O>(db: Db, query: SelectQueryBuilder<any, any, O> & Expression<O>): RawBuilder<O[]> {
+  return (isPostgres(db) ? postgresJsonArray(query) : sqliteJsonArray(query)) as RawBuilder<O[]>;
+}
+
+export function jsonColumn<T>(value: T | string): T {
+  return typeof value === "string" ? (JSON.parse(value) as T) : value;
 }

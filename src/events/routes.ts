@@ -25,12 +25,12 @@ eventRoutes.openapi(
   }),
   async (c) => {
     const { since, limit, cursor } = c.req.valid("query");
-    const oldest = retainedSince(c.var.deps.clock.now());
+    const oldest = retainedSince(c.get("deps").clock.now());
     const from = since && toIso(since)! > oldest ? toIso(since)! : oldest;
-    const { cursors } = c.var.deps;
+    const { cursors } = c.get("deps");
     const filters = { events: since ?? null };
     const after = cursor ? (cursors.decode(cursor, filters) as [string, string]) : undefined;
-    const rows = await listEvents(c.var.db, c.var.caller.projectId, from, limit, after);
+    const rows = await listEvents(c.get("db"), c.get("caller").projectId, from, limit, after);
     return c.json(toPage(rows, limit, (r) => [r.created_at, r.id], (r) => JSON.parse(r.body), cursors, filters), 200);
   },
 );

@@ -44,8 +44,8 @@ export function formRoutes(limiter = new SubmissionLimiter()): OpenAPIHono<Forms
     const raw = (submission.raw = encoding === "json" ? c.req.valid("json") : formValues(c.req.valid("form")));
     // A bot filled the hidden field: answer as a success, store nothing (decisions §12).
     if (honeypotFilled(raw)) return accepted(c, form, encoding, { submissionId: newId("sub"), submittedAt: isoNow(deps.clock) });
-    submission.specs = await specsOf(c.var.db, form);
-    const submitted = await submitForm(c.var.db, form, submission.specs, toContactInput(submission.specs, raw, encoding), isoNow(deps.clock));
+    submission.specs = await specsOf(c.get("db"), form);
+    const submitted = await submitForm(c.get("db"), form, submission.specs, toContactInput(submission.specs, raw, encoding), isoNow(deps.clock));
     return accepted(c, form, encoding, submitted);
   });
   return app;
@@ -68,7 +68,7 @@ export function formPages(): OpenAPIHono<AppEnv> {
     },
   });
   app.openapi(route, async (c) => {
-    const db = c.var.deps.db;
+    const db = c.get("deps").db;
     const form = await findForm(db, c.req.valid("param").formId);
     if (!form) return page(c, 404, messagePage("Form not found", "There is no form at this address."));
     return page(c, 200, formPage(form, await specsOf(db, form)), form.redirect_url);
@@ -99,10 +99,10 @@ function submissionGate(limiter: SubmissionLimiter): MiddlewareHandler<FormsEnv>
     const submission: Submission = { encoding: encodingOf(c.req.header("content-type")), specs: [] };
     c.set("submission", submission);
     if (submission.encoding === "form") c.set("renderError", (error) => refused(c, error, submission));
-    const form = await findForm(c.var.deps.db, c.req.param("formId") ?? "");
+    const form = await findForm(c.get("deps").db, c.req.param("formId") ?? "");
     if (!form) throw notFound("Form");
     submission.form = form;
-    const decision = limiter.check(c.var.clientAddress, form.id);
+    const decision = limiter.check(c.get("clientAddress"), form.id);
     if (!decision.allowed) {
       throw new ApiError("ERR_RATE_LIMITED", "Too many submissions from this address; retry after the time in Retry-After.", undefined, {
         "Retry-After": String(decision.retryAfterSeconds),

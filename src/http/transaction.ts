@@ -22,7 +22,7 @@ const REPLAYED_HEADERS = ["content-type", "location"];
 const inFlight = new Set<string>();
 
 /**
- * One transaction per write request: the handler runs on `c.var.db` = the transaction
+ * One transaction per write request: the handler runs on `c.get("db")` = the transaction
  * (a savepoint of a group commit, src/db/group-commit.ts), which commits only when the
  * answer is a success, and the answer leaves only after the commit; any error rolls the
  * request back, so a request that fails writes nothing. With an `Idempotency-Key`
@@ -35,7 +35,7 @@ const inFlight = new Set<string>();
  * no key, has its form (src/forms/routes.ts).
  */
 export type WriterOf = (c: Context<AppEnv>) => { projectId: string; owner: string };
-const byApiKey: WriterOf = (c) => ({ projectId: c.var.caller.projectId, owner: c.var.caller.keyId });
+const byApiKey: WriterOf = (c) => ({ projectId: c.get("caller").projectId, owner: c.get("caller").keyId });
 
 export function transactional(options: { transaction: boolean; prepare?: Prepare; writer?: WriterOf }): MiddlewareHandler<AppEnv> {
   const writerOf = options.writer ?? byApiKey;
@@ -67,9 +67,9 @@ export function transactional(options: { transaction: boolean; prepare?: Prepare
         path: c.req.path,
         // Routes that take no body (test ping, rotate-secret) still fingerprint what was sent:
         // the same key with another body is refused everywhere (decisions §5).
-        bodyHash: createHash("sha256").update(c.var.rawBody ?? (await readCapped(c.req.raw))).digest("hex"),
+        bodyHash: createHash("sha256").update(c.get("rawBody") ?? (await readCapped(c.req.raw))).digest("hex"),
       };
-      const { db, secrets, clock } = c.var.deps;
+      const { db, secrets, clock } = c.get("deps");
       // Both ends of the 24 h window come from the service's clock (decisions §5, issue 11).
       const stored = await findIdempotencyRecord(db, keyId, idempotencyKey, clock.now());
       if (stored) return replay(c, { ...stored, body: secrets.open(stored.body) }, request);
@@ -123,7 +123,7 @@ type Runner = (
 const runOutsideTransaction: Runner = async (c, next, _first, beforeCommit) => {
   await next();
   if (c.error || c.res.status >= 400 || !beforeCommit) return;
-  await c.var.deps.db.transaction().execute(beforeCommit);
+  await c.get("deps").db.transaction().execute(beforeCommit);
 };
 
 class Answered extends Error {
@@ -133,7 +133,7 @@ class Answered extends Error {
 }
 
 const runInTransaction = (writerOf: WriterOf): Runner => async (c, next, first, beforeCommit) => {
-  const deps = c.var.deps;
+  const deps = c.get("deps");
   try {
     // Group commit: concurrent write requests share one transaction, one savepoint each;
     // the queue is bounded in all and per project (decisions §16).

@@ -32,7 +32,7 @@ interactionRoutes.openapi(
   }),
   async (c) => {
     const n = requireContactNumber(c.req.valid("param").contactId);
-    const { log, created } = await createInteraction(c.var.db, c.var.caller.projectId, n, c.req.valid("json"), isoNow(c.var.deps.clock));
+    const { log, created } = await createInteraction(c.get("db"), c.get("caller").projectId, n, c.req.valid("json"), isoNow(c.get("deps").clock));
     return created ? c.json(log, 201) : c.json(log, 200);
   },
 );
@@ -52,7 +52,7 @@ interactionRoutes.openapi(
   }),
   async (c) => {
     const n = requireContactNumber(c.req.valid("param").contactId);
-    const page = await listInteractions(c.var.db, c.var.deps.cursors, c.var.caller.projectId, n, c.req.valid("query"));
+    const page = await listInteractions(c.get("db"), c.get("deps").cursors, c.get("caller").projectId, n, c.req.valid("query"));
     return c.json(page, 200);
   },
 );

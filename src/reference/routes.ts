@@ -41,7 +41,7 @@ async function referencePage<R, T>(
   map: (row: R) => T,
 ) {
   const { limit, cursor } = c.req.valid("query");
-  const { cursors } = c.var.deps;
+  const { cursors } = c.get("deps");
   const filters = { list };
   const after = cursor ? (cursors.decode(cursor, filters) as [string, string]) : undefined;
   return toPage(await fetch(limit, after), limit, position, map, cursors, filters);
@@ -50,8 +50,8 @@ async function referencePage<R, T>(
 const byName = (row: { name: string; id: string }): [string, string] => [row.name, row.id];
 
 referenceRoutes.openapi(listRoute("/contact-types", ContactTypeList, "listContactTypes", "List contact types"), async (c) => {
-  const projectId = c.var.caller.projectId;
-  const page = await referencePage(c, "contact-types", (limit, after) => listNamed(c.var.db, "contact_types", projectId, limit, after), byName, (r) => ({
+  const projectId = c.get("caller").projectId;
+  const page = await referencePage(c, "contact-types", (limit, after) => listNamed(c.get("db"), "contact_types", projectId, limit, after), byName, (r) => ({
     id: r.id,
     name: r.name,
     category: r.category as (typeof CATEGORIES)[number],
@@ -61,20 +61,20 @@ referenceRoutes.openapi(listRoute("/contact-types", ContactTypeList, "listContac
 });
 
 referenceRoutes.openapi(listRoute("/interaction-types", InteractionTypeList, "listInteractionTypes", "List interaction types"), async (c) => {
-  const projectId = c.var.caller.projectId;
-  const page = await referencePage(c, "interaction-types", (limit, after) => listNamed(c.var.db, "interaction_types", projectId, limit, after), byName, (r) => ({ id: r.id, name: r.name }));
+  const projectId = c.get("caller").projectId;
+  const page = await referencePage(c, "interaction-types", (limit, after) => listNamed(c.get("db"), "interaction_types", projectId, limit, after), byName, (r) => ({ id: r.id, name: r.name }));
   return c.json(page, 200);
 });
 
 referenceRoutes.openapi(listRoute("/tags", TagList, "listTags", "List tags"), async (c) => {
-  const projectId = c.var.caller.projectId;
-  const page = await referencePage(c, "tags", (limit, after) => listNamed(c.var.db, "tags", projectId, limit, after), byName, (r) => ({ id: r.id, name: r.name }));
+  const projectId = c.get("caller").projectId;
+  const page = await referencePage(c, "tags", (limit, after) => listNamed(c.get("db"), "tags", projectId, limit, after), byName, (r) => ({ id: r.id, name: r.name }));
   return c.json(page, 200);
 });
 
 referenceRoutes.openapi(listRoute("/custom-fields", CustomFieldList, "listCustomFields", "List custom fields"), async (c) => {
-  const projectId = c.var.caller.projectId;
-  const page = await referencePage(c, "custom-fields", (limit, after) => listCustomFields(c.var.db, projectId, limit, after), (r) => [r.title, r.id], (r) => ({
+  const projectId = c.get("caller").projectId;
+  const page = await referencePage(c, "custom-fields", (limit, after) => listCustomFields(c.get("db"), projectId, limit, after), (r) => [r.title, r.id], (r) => ({
     id: r.id,
     title: r.title,
     type: r.type,

@@ -33,9 +33,9 @@ const params = WebhookIdParam;
  * validates the body inside; a url that is not a string is left to it.
  */
 const checkUrlFirst: Prepare = async (c) => {
-  const url = (JSON.parse(c.var.rawBody) as { url?: unknown } | null)?.url;
+  const url = (JSON.parse(c.get("rawBody")) as { url?: unknown } | null)?.url;
   if (typeof url !== "string") return;
-  const { env, resolve } = c.var.deps.webhooks;
+  const { env, resolve } = c.get("deps").webhooks;
   c.set("checkedUrl", { url, verdict: await checkUrl(url, env, resolve, false) });
 };
 
@@ -43,10 +43,10 @@ webhookRoutes.openapi(
   createRoute({ method: "get", path: "/webhooks", operationId: "listWebhooks", summary: "List subscriptions", description: "The project's subscriptions, oldest first, without their secrets.", tags, security, middleware: reading(scope), request: { query: PageQuery }, responses: { 200: json(WebhookList, "One page, oldest first."), ...commonErrors } }),
   async (c) => {
     const { limit, cursor } = c.req.valid("query");
-    const { cursors } = c.var.deps;
+    const { cursors } = c.get("deps");
     const filters = { list: "webhooks" };
     const after = cursor ? (cursors.decode(cursor, filters) as [string, string]) : undefined;
-    const rows = await listWebhooks(c.var.db, c.var.caller.projectId, limit, after);
+    const rows = await listWebhooks(c.get("db"), c.get("caller").projectId, limit, after);
     return c.json(toPage(rows, limit, (r) => [r.created_at, r.id], toWebhook, cursors, filters), 200);
   },
 );
@@ -54,7 +54,7 @@ webhookRoutes.openapi(
 webhookRoutes.openapi(
   createRoute({ method: "post", path: "/webhooks", operationId: "createWebhook", summary: "Create a subscription", description: "The answer carries the signing secret, once.", tags, security, middleware: writing(scope, { prepare: checkUrlFirst }), request: { body: jsonRequest(CreateWebhookBody) }, responses: { 201: created(WebhookWithSecret, "Created, with its secret."), ...commonErrors } }),
   async (c) => {
-    const webhook = await createWebhook(c.var.db, c.var.deps.secrets, c.var.caller.projectId, c.req.valid("json"), c.var.checkedUrl, isoNow(c.var.deps.clock));
+    const webhook = await createWebhook(c.get("db"), c.get("deps").secrets, c.get("caller").projectId, c.req.valid("json"), c.get("checkedUrl"), isoNow(c.get("deps").clock));
     c.header("Location", `/v1/webhooks/${webhook.id}`);
     return c.json(webhook, 201);
   },
@@ -62,35 +62,35 @@ webhookRoutes.openapi(
 
 webhookRoutes.openapi(
   createRoute({ method: "get", path: "/webhooks/{id}", operationId: "getWebhook", summary: "Get a subscription", description: "Its status, consecutiveFailures, lastSuccessAt and lastFailureReason tell its health.", tags, security, middleware: reading(scope), request: { params }, responses: { 200: json(WebhookSchema, "The subscription, without its secret."), ...commonErrors, 404: errors[404] } }),
-  async (c) => c.json(toWebhook(await requireWebhook(c.var.db, c.var.caller.projectId, c.req.valid("param").id)), 200),
+  async (c) => c.json(toWebhook(await requireWebhook(c.get("db"), c.get("caller").projectId, c.req.valid("param").id)), 200),
 );
 
 webhookRoutes.openapi(
   createRoute({ method: "patch", path: "/webhooks/{id}", operationId: "updateWebhook", summary: "Update a subscription", description: "Setting status active again resets consecutiveFailures.", tags, security, middleware: writing(scope, { prepare: checkUrlFirst }), request: { params, body: jsonRequest(PatchWebhookBody) }, responses: { 200: json(WebhookSchema, "The subscription."), ...commonErrors, 404: errors[404] } }),
-  async (c) => c.json(await patchWebhook(c.var.db, c.var.caller.projectId, c.req.valid("param").id, c.req.valid("json"), c.var.checkedUrl, isoNow(c.var.deps.clock)), 200),
+  async (c) => c.json(await patchWebhook(c.get("db"), c.get("caller").projectId, c.req.valid("param").id, c.req.valid("json"), c.get("checkedUrl"), isoNow(c.get("deps").clock)), 200),
 );
 
 webhookRoutes.openapi(
   createRoute({ method: "delete", path: "/webhooks/{id}", operationId: "deleteWebhook", summary: "Delete a subscription", description: "Nothing more is delivered to it; its pending deliveries are dropped.", tags, security, middleware: writing(scope, { body: false }), request: { params }, responses: { 204: { description: "Deleted." }, ...commonErrors, 404: errors[404] } }),
   async (c) => {
-    await deleteWebhook(c.var.db, c.var.caller.projectId, c.req.valid("param").id);
+    await deleteWebhook(c.get("db"), c.get("caller").projectId, c.req.valid("param").id);
     return c.body(null, 204);
   },
 );
 
 webhookRoutes.openapi(
   createRoute({ method: "post", path: "/webhooks/{id}/test", operationId: "testWebhook", summary: "Send a signed ping now", description: "Sent at once, outside the retry schedule; the answer tells the outcome.", tags, security, middleware: writing(scope, { body: false, transaction: false }), request: { params }, responses: { 200: json(TestResult, "The ping's outcome."), ...commonErrors, 404: errors[404] } }),
-  async (c) => c.json(await sendTestPing(c.var.db, c.var.deps.webhooks, c.var.caller.projectId, c.req.valid("param").id), 200),
+  async (c) => c.json(await sendTestPing(c.get("db"), c.get("deps").webhooks, c.get("caller").projectId, c.req.valid("param").id), 200),
 );
 
 webhookRoutes.openapi(
   createRoute({ method: "post", path: "/webhooks/{id}/rotate-secret", operationId: "rotateWebhookSecret", summary: "Rotate the signing secret", description: "For 24 h deliveries carry two signatures, the new one first.", tags, security, middleware: writing(scope, { body: false }), request: { params }, responses: { 200: json(WebhookWithSecret, "The subscription with its new secret."), ...commonErrors, 404: errors[404] } }),
-  async (c) => c.json(await rotateSecret(c.var.db, c.var.deps.secrets, c.var.caller.projectId, c.req.valid("param").id, c.var.deps.clock.now()), 200),
+  async (c) => c.json(await rotateSecret(c.get("db"), c.get("deps").secrets, c.get("caller").projectId, c.req.valid("param").id, c.get("deps").clock.now()), 200),
 );
 
 webhookRoutes.openapi(
   createRoute({ method: "post", path: "/webhooks/{id}/redeliver", operationId: "redeliverWebhookEvents", summary: "Queue events again", description: "Same event ids, new delivery ids; at most 10,000 events per call; events already pending for the subscription are not queued twice. 409 while the subscription is disabled.", tags, security, middleware: writing(scope), request: { params, body: jsonRequest(RedeliverBody) }, responses: { 202: json(z.object({ queued: z.number().int() }).openapi("Queued"), "Queued."), ...commonErrors, 404: errors[404], 409: errors[409] } }),
-  async (c) => c.json(await redeliver(c.var.db, c.var.caller.projectId, c.req.valid("param").id, c.req.valid("json"), c.var.deps.clock.now()), 202),
+  async (c) => c.json(await redeliver(c.get("db"), c.get("caller").projectId, c.req.valid("param").id, c.req.valid("json"), c.get("deps").clock.now()), 202),
 );
 
 webhookRoutes.openapi(
@@ -98,11 +98,11 @@ webhookRoutes.openapi(
   async (c) => {
     const { id } = c.req.valid("param");
     const { limit, cursor } = c.req.valid("query");
-    await requireWebhook(c.var.db, c.var.caller.projectId, id);
-    const { cursors } = c.var.deps;
+    await requireWebhook(c.get("db"), c.get("caller").projectId, id);
+    const { cursors } = c.get("deps");
     const filters = { attempts: id };
     const after = cursor ? (cursors.decode(cursor, filters) as [string, string]) : undefined;
-    const rows = await listAttempts(c.var.db, id, limit, after);
+    const rows = await listAttempts(c.get("db"), id, limit, after);
     const page = toPage(rows, limit, (r) => [r.at, r.id], (r) => ({
       id: r.id,
       eventId: r.event_id,
