@@ -50,6 +50,22 @@ export async function findContactRow(db: Db, projectId: string, contactNumber: n
   return (await contactByNumber(db, projectId, contactNumber))[0];
 }
 
+/** What a contact's logs need of it (interactions): its id, number and names, no tags. */
+const contactIdentity = preparedQuery<
+  [string, number],
+  { id: number; contact_number: number; first_name: string | null; last_name: string | null; email: string | null }
+>(2, (db, projectId, contactNumber) =>
+  db
+    .selectFrom("contacts")
+    .select(["id", "contact_number", "first_name", "last_name", "email"])
+    .where("project_id", "=", projectId)
+    .where("contact_number", "=", contactNumber),
+);
+
+export async function findContactIdentity(db: Db, projectId: string, contactNumber: number) {
+  return (await contactIdentity(db, projectId, contactNumber))[0];
+}
+
 /**
  * GET one in one statement (interface §2.1): the row, its type and tags, and the duplicateSignal
  * counts of other contacts sharing its email / phone match keys (index lookups).

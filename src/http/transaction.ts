@@ -4,6 +4,7 @@ import { ApiError } from "../errors.ts";
 import { findIdempotencyRecord, saveIdempotencyRecord, type StoredAnswer } from "../idempotency/repository.ts";
 import { lockUntilCommit } from "../db/dialect.ts";
 import type { Db } from "../db/schema.ts";
+import { queuedDeliveries } from "../webhooks/outbox.ts";
 import { readCapped } from "./body.ts";
 import type { AppEnv } from "./env.ts";
 
@@ -137,6 +138,7 @@ const runInTransaction = (writerOf: WriterOf): Runner => async (c, next, first, 
   try {
     // Group commit: concurrent write requests share one transaction, one savepoint each;
     // the queue is bounded in all and per project (decisions §16).
+    let queued = false;
     await deps.writes.run(async (trx) => {
       const answer = await first?.(trx);
       if (answer) throw new Answered(answer);
@@ -144,8 +146,10 @@ const runInTransaction = (writerOf: WriterOf): Runner => async (c, next, first, 
       await next();
       if (c.error || c.res.status >= 400) throw new Rollback();
       await beforeCommit?.(trx);
+      queued = queuedDeliveries(trx);
     }, writerOf(c).projectId);
-    deps.onEventsCommitted();
+    // A write that queued no delivery (no subscription wants it) spares the dispatcher a look.
+    if (queued) deps.onEventsCommitted();
   } catch (error) {
     if (error instanceof Answered) return error.answer;
     if (!(error instanceof Rollback)) throw error;

@@ -1,4 +1,5 @@
 import { keysetAfter } from "../db/keyset.ts";
+import { preparedQuery } from "../db/prepared.ts";
 import type { Db } from "../db/schema.ts";
 
 const columns = [
@@ -15,10 +16,6 @@ const columns = [
 const withType = (db: Db) =>
   db.selectFrom("interaction_logs").leftJoin("interaction_types", "interaction_types.id", "interaction_logs.interaction_type_id").select(columns);
 
-export async function findLogById(db: Db, id: string) {
-  return withType(db).where("interaction_logs.id", "=", id).executeTakeFirstOrThrow();
-}
-
 export async function findLogByUniqueIdentifier(db: Db, contactId: number, uniqueIdentifier: string) {
   return withType(db)
     .where("interaction_logs.contact_id", "=", contactId)
@@ -26,28 +23,33 @@ export async function findLogByUniqueIdentifier(db: Db, contactId: number, uniqu
     .executeTakeFirst();
 }
 
-export async function insertLog(
-  db: Db,
-  row: {
-    id: string;
-    project_id: string;
-    contact_id: number;
-    interaction_type_id: string | null;
-    note: string;
-    fields: string;
-    date: string;
-    unique_identifier: string | null;
-    created_at: string;
-  },
-): Promise<boolean> {
-  // A concurrent first call with the same uniqueIdentifier (another node, decisions §13):
-  // the database waits for it to commit, then writes nothing; the caller answers its log.
-  const inserted = await db
+/** Every column of a new log, in one order: the insert is compiled once. */
+export interface NewLogRow {
+  id: string;
+  project_id: string;
+  contact_id: number;
+  interaction_type_id: string | null;
+  note: string;
+  fields: string;
+  date: string;
+  unique_identifier: string | null;
+  created_at: string;
+}
+const LOG_COLUMNS = ["id", "project_id", "contact_id", "interaction_type_id", "note", "fields", "date", "unique_identifier", "created_at"] as const;
+
+// A concurrent first call with the same uniqueIdentifier (another node, decisions §13):
+// the database waits for it to commit, then writes nothing and returns no row.
+const insertLogRow = preparedQuery<unknown[], { id: string }>(LOG_COLUMNS.length, (db, ...slots) =>
+  db
     .insertInto("interaction_logs")
-    .values(row)
+    .values(Object.fromEntries(LOG_COLUMNS.map((column, i) => [column, slots[i]])) as never)
     .onConflict((oc) => oc.columns(["contact_id", "unique_identifier"]).doNothing())
-    .executeTakeFirst();
-  return Number(inserted.numInsertedOrUpdatedRows ?? 0n) > 0;
+    .returning("id"),
+);
+
+/** Inserts the log; false when a log with its uniqueIdentifier was there first. */
+export async function insertLog(db: Db, row: NewLogRow): Promise<boolean> {
+  return (await insertLogRow(db, ...LOG_COLUMNS.map((column) => row[column]))).length > 0;
 }
 
 export interface LogFilters {
@@ -68,4 +70,14 @@ export async function listLogs(db: Db, contactId: number, f: LogFilters, limit: 
   return q.orderBy("interaction_logs.date", "desc").orderBy("interaction_logs.id", "desc").limit(limit + 1).execute();
 }
 
-export type LogRow = Awaited<ReturnType<typeof findLogById>>;
+/** A log as read, with its interaction type's name. */
+export interface LogRow {
+  id: string;
+  interaction_type_id: string | null;
+  note: string;
+  fields: string;
+  date: string;
+  unique_identifier: string | null;
+  created_at: string;
+  type_name: string | null;
+}

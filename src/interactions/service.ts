@@ -1,4 +1,4 @@
-import { findContactRow } from "../contacts/repository.ts";
+import { findContactIdentity } from "../contacts/repository.ts";
 import { formatContactId } from "../contacts/service.ts";
 import type { Db } from "../db/schema.ts";
 import { notFound, validationError } from "../errors.ts";
@@ -27,7 +27,7 @@ function toLog(row: repo.LogRow, contactId: string): InteractionLog {
 }
 
 async function contactOf(db: Db, projectId: string, contactNumber: number) {
-  const contact = await findContactRow(db, projectId, contactNumber);
+  const contact = await findContactIdentity(db, projectId, contactNumber);
   if (!contact) throw notFound("Contact");
   return contact;
 }
@@ -46,27 +46,28 @@ export async function createInteraction(db: Db, projectId: string, contactNumber
     const existing = await repo.findLogByUniqueIdentifier(db, contact.id, input.uniqueIdentifier);
     if (existing) return { log: toLog(existing, contactId), created: false };
   }
-  if (input.interactionTypeId !== undefined && !(await findInteractionType(db, projectId, input.interactionTypeId))) {
+  const type = input.interactionTypeId === undefined ? undefined : await findInteractionType(db, projectId, input.interactionTypeId);
+  if (input.interactionTypeId !== undefined && !type) {
     throw validationError("interactionTypeId", "interactionTypeId is not an interaction type of this project.");
   }
-  const id = newId("il");
-  const inserted = await repo.insertLog(db, {
-    id,
+  const row: repo.NewLogRow = {
+    id: newId("il"),
     project_id: projectId,
     contact_id: contact.id,
-    interaction_type_id: input.interactionTypeId ?? null,
+    interaction_type_id: type?.id ?? null,
     note: input.note ?? "",
     fields: JSON.stringify(input.fields ?? {}),
     date: input.date ? toIso(input.date)! : now,
     unique_identifier: input.uniqueIdentifier ?? null,
     created_at: now,
-  });
-  if (!inserted) {
+  };
+  if (!(await repo.insertLog(db, row))) {
     // A concurrent call with this uniqueIdentifier committed first (another node): its log is the answer.
     const existing = await repo.findLogByUniqueIdentifier(db, contact.id, input.uniqueIdentifier!);
     if (existing) return { log: toLog(existing, contactId), created: false };
   }
-  const log = toLog(await repo.findLogById(db, id), contactId);
+  // The answer is the row as written: reading it back would cost a statement for nothing new.
+  const log = toLog({ ...row, type_name: type?.name ?? null }, contactId);
   await recordEvent(
     db,
     projectId,

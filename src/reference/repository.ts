@@ -59,8 +59,12 @@ export async function contactTypeIdsOfCategory(db: Db, projectId: string, catego
   return rows.map((r) => r.id);
 }
 
+const interactionTypeById = preparedQuery<[string, string], { id: string; name: string }>(2, (db, projectId, id) =>
+  db.selectFrom("interaction_types").select(["id", "name"]).where("project_id", "=", projectId).where("id", "=", id),
+);
+
 export async function findInteractionType(db: Db, projectId: string, id: string) {
-  return db.selectFrom("interaction_types").selectAll().where("project_id", "=", projectId).where("id", "=", id).executeTakeFirst();
+  return (await interactionTypeById(db, projectId, id))[0];
 }
 
 export async function createContactType(db: Db, projectId: string, name: string, category: string, isDefault = false) {

@@ -9,6 +9,15 @@ const activeSubscriptions = preparedQuery<[string], { id: string; events: string
   db.selectFrom("webhooks").select(["id", "events"]).where("project_id", "=", projectId).where("status", "=", "active"),
 );
 
+/** Transactions that queued deliveries: only their commits need to wake the dispatcher. */
+const queuedIn = new WeakSet<object>();
+
+/** Whether `trx` (a request's transaction, or the batch it shares) queued a delivery. */
+export const queuedDeliveries = (trx: Db): boolean => queuedIn.has(trx);
+
+/** Deliveries became due in `trx` (queued, or their subscription enabled again): its commit wakes the dispatcher. */
+export const markDeliveriesDue = (trx: Db): void => void queuedIn.add(trx);
+
 /**
  * Queues one delivery per active subscription whose `events` match (decisions §7), in the
  * transaction that records the event: the outbox row commits with the change or not at
@@ -18,6 +27,7 @@ export async function enqueueDeliveries(db: Db, projectId: string, eventId: stri
   const subscriptions = await activeSubscriptions(db, projectId);
   const targets = subscriptions.filter((s) => subscribesTo(JSON.parse(s.events), type));
   if (targets.length === 0) return 0;
+  markDeliveriesDue(db);
   await db
     .insertInto("deliveries")
     .values(

@@ -6,7 +6,7 @@ import { newId } from "../lib/ids.ts";
 import { isoNow, toIso } from "../lib/time.ts";
 import type { UrlCheck } from "./address-policy.ts";
 import { attemptDelivery, failureReason, isSuccess, type WebhookEnv } from "./attempt.ts";
-import { subscribesTo } from "./outbox.ts";
+import { markDeliveriesDue, subscribesTo } from "./outbox.ts";
 import { findWebhook, toWebhook } from "./repository.ts";
 import { REDELIVER_MAX } from "./schemas.ts";
 import type { SecretBox } from "./secret-box.ts";
@@ -82,7 +82,10 @@ export async function patchWebhook(
   if (input.description !== undefined) patch.description = input.description;
   if (input.status !== undefined) {
     patch.status = input.status;
-    if (input.status === "active" && row.status === "disabled") patch.consecutive_failures = 0;
+    if (input.status === "active" && row.status === "disabled") {
+      patch.consecutive_failures = 0;
+      markDeliveriesDue(db);
+    }
   }
   await db.updateTable("webhooks").set(patch).where("id", "=", id).execute();
   return toWebhook({ ...row, ...patch });
@@ -177,5 +180,6 @@ async function queue(db: Db, webhookId: string, eventIds: string[], now: string)
       .execute();
     queued += fresh.length;
   }
+  if (queued > 0) markDeliveriesDue(db);
   return queued;
 }
