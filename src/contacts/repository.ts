@@ -1,6 +1,6 @@
 import type { ContactRow, Db, NewContactRow } from "../db/schema.ts";
 import { jsonArrayFrom } from "../db/dialect.ts";
-import { preparedQuery } from "../db/prepared.ts";
+import { preparedInsert, preparedQuery } from "../db/prepared.ts";
 import { termHead } from "./matching.ts";
 
 /** A contact row with its contact type's name and category joined in. */
@@ -155,31 +155,17 @@ export interface OrderKeys {
   contactNumber: number;
 }
 
-const insertContactTag = preparedQuery<[number, string, string, number], never>(4, (db, contactId, tagId, updatedAt, contactNumber) =>
-  db.insertInto("contact_tags").values({ contact_id: contactId, tag_id: tagId, updated_at: updatedAt, contact_number: contactNumber }),
-);
+const insertContactTagRows = preparedInsert("contact_tags", ["contact_id", "tag_id", "updated_at", "contact_number"]);
+const insertSearchTermRows = preparedInsert("contact_search_terms", ["project_id", "term", "contact_id", "head", "updated_at", "contact_number"]);
 
-const insertSearchTerm = preparedQuery<[string, string, number, string, string, number], never>(
-  6,
-  (db, projectId, term, contactId, head, updatedAt, contactNumber) =>
-    db.insertInto("contact_search_terms").values({
-      project_id: projectId,
-      term,
-      contact_id: contactId,
-      head,
-      updated_at: updatedAt,
-      contact_number: contactNumber,
-    }),
-);
-
-/** Tag rows of a contact that has none yet (a new one). One compiled insert per row. */
+/** Tag rows of a contact that has none yet (a new one), in one statement. */
 export async function insertContactTags(db: Db, contact: OrderKeys, tagIds: string[]): Promise<void> {
-  for (const tagId of tagIds) await insertContactTag(db, contact.id, tagId, contact.updatedAt, contact.contactNumber);
+  await insertContactTagRows(db, tagIds.map((tagId) => [contact.id, tagId, contact.updatedAt, contact.contactNumber]));
 }
 
-/** Search-term rows of a contact that has none yet (a new one). */
+/** Search-term rows of a contact that has none yet (a new one), in one statement. */
 export async function insertSearchTerms(db: Db, projectId: string, contact: OrderKeys, terms: string[]): Promise<void> {
-  for (const term of terms) await insertSearchTerm(db, projectId, term, contact.id, termHead(term), contact.updatedAt, contact.contactNumber);
+  await insertSearchTermRows(db, terms.map((term) => [projectId, term, contact.id, termHead(term), contact.updatedAt, contact.contactNumber]));
 }
 
 export async function replaceContactTags(db: Db, contact: OrderKeys, tagIds: string[]): Promise<void> {

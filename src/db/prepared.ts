@@ -47,3 +47,24 @@ export function preparedQuery<Args extends unknown[], Row>(
     return result.rows;
   };
 }
+
+/**
+ * A multi-row INSERT of `columns` into `table`, compiled once per row count: the rows a
+ * write makes together (a contact's search terms, its tags) go in one statement.
+ */
+export function preparedInsert<T extends keyof Database & string>(table: T, columns: ReadonlyArray<keyof Database[T] & string>) {
+  const byCount = new Map<number, (db: Db, ...values: unknown[]) => Promise<never[]>>();
+  return async (db: Db, rows: unknown[][]): Promise<void> => {
+    if (rows.length === 0) return;
+    let insert = byCount.get(rows.length);
+    if (!insert) {
+      insert = preparedQuery<unknown[], never>(rows.length * columns.length, (kysely, ...slots) =>
+        kysely
+          .insertInto(table)
+          .values(rows.map((_, r) => Object.fromEntries(columns.map((column, i) => [column, slots[r * columns.length + i]]))) as never),
+      );
+      byCount.set(rows.length, insert);
+    }
+    await insert(db, ...rows.flat());
+  };
+}

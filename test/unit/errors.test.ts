@@ -233,7 +233,7 @@ describe("createApp's one error handler", () => {
       config: loadConfig({}),
       clock: { now: () => T },
       db: new Proxy({}, { get: () => () => Promise.reject(new Error("no database in this test")) }),
-      keys: { verify: async (key: string) => (key === KEY ? caller : null) },
+      keys: { knows: () => false, verify: async (key: string) => (key === KEY ? caller : null) },
       limiter: new RateLimiter(() => T),
       metrics: new Metrics(),
       log: { debug() {}, info() {}, warn() {}, error: (message: string, fields: Record<string, unknown>) => errors.push([message, fields]) },
