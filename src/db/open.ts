@@ -17,10 +17,11 @@ export interface OpenDatabase {
  * db_connect): busy_timeout first so the CLI and server wait for each other instead of
  * failing; WAL so readers never block the writer; synchronous from CRM_SYNCHRONOUS
  * (NORMAL survives a process kill in WAL mode, FULL also a power cut); foreign keys on;
- * a 16 MiB page cache: enough for the hot interior pages of a million-contact file; more
- * bought no throughput in the benchmark (the OS caches the file) and cost RSS (a 64 MiB
- * cache put the server at ~200 MB under load, 16 MiB at ~125 MB). Then applies pending
- * migrations.
+ * an 8 MiB page cache, chosen by measurement at 1 M contacts built through the API
+ * (docs/performance.md): the hot interior pages fit; a GET one reads ~5 leaf pages of a
+ * 550 MB working set that no cache within the RSS budget holds, so 16 or 64 MiB bought no
+ * CPU per request (96 µs either way) and cost RSS (149 → 157 → 214 MB under load); mmap
+ * saved ~10 % of the CPU for 370 MB of RSS. Then applies pending migrations.
  */
 export async function openDatabase(path: string, synchronous: "NORMAL" | "FULL"): Promise<OpenDatabase> {
   if (path !== ":memory:") {
@@ -34,7 +35,7 @@ export async function openDatabase(path: string, synchronous: "NORMAL" | "FULL")
   raw.exec("PRAGMA journal_mode = WAL");
   raw.exec(`PRAGMA synchronous = ${synchronous}`);
   raw.exec("PRAGMA foreign_keys = ON");
-  raw.exec("PRAGMA cache_size = -16384");
+  raw.exec("PRAGMA cache_size = -8192");
   migrate(raw);
   refreshStatisticsAtOpen(raw); // planner statistics for a database filled through the API (src/db/statistics.ts)
   const db = new Kysely<Database>({ dialect: raw.dialect });

@@ -2,18 +2,21 @@ import { Cron } from "croner";
 import type { KeyStore } from "../auth/keys.ts";
 import type { RateLimiter } from "../auth/rate-limiter.ts";
 import type { Database } from "../db/schema.ts";
+import { memoryKeeper } from "./memory.ts";
 import { applyRetention } from "./retention.ts";
+import { runtime } from "../runtime/index.ts";
 import { refreshStatistics } from "../db/statistics.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
 import type { Kysely } from "kysely";
 
-export type JobName = "flush-last-used" | "limiter-sweep" | "retention" | "statistics";
+export type JobName = "flush-last-used" | "limiter-sweep" | "retention" | "statistics" | "memory";
 
 /**
  * Periodic housekeeping (croner): last-used times, limiter memory, retention of events,
  * attempts and idempotency records, and planner statistics (src/db/statistics.ts: a no-op
- * unless a table has grown 25-fold or was never analyzed). The schedule runs on the wall
+ * unless a table has grown 25-fold or was never analyzed), and the soft memory target
+ * (src/jobs/memory.ts). The schedule runs on the wall
  * clock; what a job keeps or drops is judged by the service's clock (issue 11), and
  * `run` starts a job now, off its schedule.
  */
@@ -23,6 +26,7 @@ export function startJobs(deps: { db: Kysely<Database>; keys: KeyStore; limiter:
     "limiter-sweep": () => deps.limiter.sweep(),
     retention: () => applyRetention(deps.db, deps.clock.now()),
     statistics: () => refreshStatistics(deps.db),
+    memory: memoryKeeper(runtime.collectGarbage),
   };
   const guard = (name: JobName) => async () => {
     try {
@@ -36,6 +40,7 @@ export function startJobs(deps: { db: Kysely<Database>; keys: KeyStore; limiter:
     new Cron("0 * * * * *", { protect: true }, guard("limiter-sweep")),
     new Cron("30 */10 * * * *", { protect: true }, guard("retention")),
     new Cron("0 5,15,25,35,45,55 * * * *", { protect: true }, guard("statistics")),
+    new Cron("* * * * * *", { protect: true }, guard("memory")),
   ];
   return {
     /** Runs one job now; its failure is the caller's to see (no log line, no swallowing). */

@@ -67,5 +67,6 @@ export const bunRuntime: Runtime = {
   fileSize: (path) => statSync(path, { throwIfNoEntry: false })?.size ?? null,
   readStream: (path) => createReadStream(path, { highWaterMark: 64 * 1024 }),
   writeStderr: (text) => void process.stderr.write(text),
+  collectGarbage: () => Bun.gc(true),
   isTerminal: () => Boolean(process.stdout.isTTY),
 };

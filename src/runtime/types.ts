@@ -55,4 +55,6 @@ export interface Runtime {
   readStream(path: string): AsyncIterable<Uint8Array>;
   /** Writes to stderr without adding a line break (a progress bar redrawn with \r). */
   writeStderr(text: string): void;
+  /** A full garbage collection now, where the runtime offers one (Bun); absent on Deno. */
+  collectGarbage?: () => void;
 }
