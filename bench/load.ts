@@ -8,7 +8,9 @@
  * one database; bench/loadgen.ts has no such mode, so it needs wrk.
  */
 import type { Subprocess } from "bun";
+import { readFileSync } from "node:fs";
 import { resolve } from "node:path";
+import type { CostsReport } from "./report.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
 
@@ -67,4 +69,50 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
   if (!line) throw new Error(`load generator gave no result:\n${out}\n${err}`);
   const r = JSON.parse(line.slice("BENCH_JSON ".length));
   return { ...r, rps: r.requests / (r.durationUs / 1e6) };
+}
+
+// ---------- CPU of a process (server CPU per request under load) ----------
+
+export const CLK_TCK = Number(Bun.spawnSync(["getconf", "CLK_TCK"]).stdout.toString().trim()) || 100;
+
+/** Fields of /proc/<pid>/stat after the command name: [state, ppid, …, utime (11), stime (12), cutime (13), cstime (14)]. */
+export function statFields(pid: number | string): string[] | null {
+  try {
+    const text = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return text.slice(text.lastIndexOf(")") + 2).split(" ");
+  } catch {
+    return null;
+  }
+}
+
+/** utime + stime of one process, all threads (0 when it is gone). */
+export function procTicks(pid: number): number {
+  const f = statFields(pid);
+  return f ? Number(f[11]) + Number(f[12]) : 0;
+}
+
+/** Ticks → microseconds. */
+export const ticksToUs = (ticks: number) => (ticks * 1e6) / CLK_TCK;
+
+// ---------- bench/costs.ts as a child ----------
+
+/**
+ * bench/costs.ts as a child (`db`: a copy of the seeded file, or "-" with CRM_DATABASE_URL
+ * in `env`); its COSTS_JSON report. Its stderr is passed through; killed after `timeoutMs`.
+ */
+export async function runCosts(o: { db: string; projectId: string; key: string; env?: Record<string, string>; children?: Set<Subprocess>; timeoutMs?: number }): Promise<CostsReport> {
+  const proc = Bun.spawn([process.execPath, "bench/costs.ts", o.db, o.projectId, o.key], {
+    cwd: ROOT,
+    env: { ...process.env, ...o.env, COSTS_JSON: "1" },
+    stdout: "pipe",
+    stderr: "inherit",
+  });
+  o.children?.add(proc);
+  const timer = setTimeout(() => proc.kill("SIGKILL"), o.timeoutMs ?? 10 * 60_000);
+  const [out, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
+  clearTimeout(timer);
+  o.children?.delete(proc);
+  const line = out.split("\n").find((l) => l.startsWith("COSTS_JSON "));
+  if (code !== 0 || !line) throw new Error(`bench/costs.ts exited with ${code}: ${out.slice(-2000)}`);
+  return JSON.parse(line.slice("COSTS_JSON ".length));
 }

@@ -9,7 +9,7 @@
  * A small detached shell (the reaper) holds a pipe to this process: when this process ends
  * in any way (kill -9 included), it stops the cluster and removes its folder.
  *
- * CPU: procTicks(pid) is utime+stime of one process (all its threads) from /proc/<pid>/stat;
+ * CPU: procTicks(pid) (bench/load.ts, re-exported here) is utime+stime of one process (all its threads) from /proc/<pid>/stat;
  * postgresTicks(pid) is the postmaster's own and reaped children's time plus that of every
  * live child (backends, WAL writer, checkpointer…), in clock ticks (CLK_TCK a second).
  */
@@ -20,6 +20,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startReaper } from "../test/helpers/postgres.ts";
 import { freePort } from "../test/helpers/spawn.ts";
+import { statFields } from "./load.ts";
 
 const HOST = "127.0.0.1";
 const USER = "crm";
@@ -100,23 +101,7 @@ export async function startBenchCluster(options: { synchronousCommit: string; sl
   }
 }
 
-export const CLK_TCK = Number(Bun.spawnSync(["getconf", "CLK_TCK"]).stdout.toString().trim()) || 100;
-
-/** Fields of /proc/<pid>/stat after the command name: [state, ppid, …, utime (11), stime (12), cutime (13), cstime (14)]. */
-function statFields(pid: number | string): string[] | null {
-  try {
-    const text = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return text.slice(text.lastIndexOf(")") + 2).split(" ");
-  } catch {
-    return null;
-  }
-}
-
-/** utime + stime of one process, all threads (0 when it is gone). */
-export function procTicks(pid: number): number {
-  const f = statFields(pid);
-  return f ? Number(f[11]) + Number(f[12]) : 0;
-}
+export { CLK_TCK, procTicks, ticksToUs } from "./load.ts";
 
 /** The postmaster's CPU (its own, its reaped children's) plus every live child's. */
 export function postgresTicks(postmaster: number): number {
@@ -130,6 +115,3 @@ export function postgresTicks(postmaster: number): number {
   }
   return ticks;
 }
-
-/** Ticks → microseconds. */
-export const ticksToUs = (ticks: number) => (ticks * 1e6) / CLK_TCK;

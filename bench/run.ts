@@ -16,32 +16,46 @@
  * - the same scenarios on PostgreSQL, one node and two nodes on one database, beside raw `pg`
  *   limits (bench/postgres.ts, run as a child on its own embedded cluster and smaller data set;
  *   `bun bench/postgres.ts` runs that part alone and rewrites only its section).
+ * - where a request's CPU goes (bench/costs.ts, run as a child on a copy of the seeded database
+ *   after the wrk scenarios): each part of GET one, the lists, POST /contacts and POST
+ *   interaction beside its floor, and each statement in the request beside the same statement
+ *   bare; with the server's CPU per request under wrk (utime+stime from /proc around the
+ *   measured seconds, a column of the load table), what the socket and HTTP add.
+ *
+ * Right after seeding, tenants.json in the temp dir keeps the project ids, keys, counts and
+ * the seed figures. BENCH_DATA=<dir> (a temp dir kept by BENCH_KEEP=1: crm.db, secret.key,
+ * tenants.json) copies that database in and skips seeding: it was built through the API all
+ * the same, and the report says so, with the seed figures from its tenants.json (unknown for
+ * a dir without one: its projects are found by name and given new keys).
  * bench/report.ts keeps the previous figures as the "Before" section of bench/RESULTS.md.
  *
  * Env: BENCH_CONTACTS (1000000; contacts of the measured project, the other two get a tenth
  * and a hundredth of it), BENCH_SECONDS (10), BENCH_WARMUP (3), BENCH_THREADS (2),
  * BENCH_CONNECTIONS (32), BENCH_SEED_CONNECTIONS (32), BENCH_READS_ONLY=1 stops after the
  * single-connection read latencies (prints them, leaves bench/RESULTS.md alone),
- * BENCH_KEEP=1 keeps the temp dir, BENCH_NO_WRK=1 forces bench/loadgen.ts, BENCH_POSTGRES=0 leaves
+ * BENCH_KEEP=1 keeps the temp dir, BENCH_DATA=<dir> reuses the database of a kept one (above),
+ * BENCH_NO_WRK=1 forces bench/loadgen.ts, BENCH_COSTS=0 leaves bench/costs.ts out, BENCH_POSTGRES=0 leaves
  * the PostgreSQL section out (its own variables, BENCH_PG_*, are in bench/postgres.ts).
  * `bun bench/run.ts 100000` is BENCH_CONTACTS=100000 (a quick run).
  */
 import type { Subprocess } from "bun";
 import { Database } from "bun:sqlite";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { buildBinary, readyOnDatabase, readyOnEmpty } from "./binary.ts";
 import { prepareRawCopy, rawInsertBaseline } from "./limits.ts";
-import { runLoad, type LoadResult } from "./load.ts";
+import { procTicks, runCosts, runLoad, ticksToUs, type LoadResult } from "./load.ts";
 import { postgresSection } from "./pg-child.ts";
 import { profileQueries, type QueryProfile } from "./profile.ts";
-import { beforeDeliveries, beforeRows, beforeSection, mdTable } from "./report.ts";
+import { beforeDeliveries, beforeRows, beforeSection, COST_SCENARIO_LOAD, costsMarkdown, mdTable, type CostsReport } from "./report.ts";
 import { mb, sampleRss, type RssSampler } from "./rss.ts";
-import { createTenants, seedThroughApi } from "./seed-api.ts";
+import { createTenants, findTenants, seedThroughApi, type ApiSeedProject, type ApiSeedResult } from "./seed-api.ts";
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
-const CONTACTS = Number(process.argv[2] ?? env("BENCH_CONTACTS", 1_000_000));
+let CONTACTS = Number(process.argv[2] ?? env("BENCH_CONTACTS", 1_000_000));
+const DATA = process.env.BENCH_DATA ? resolve(process.env.BENCH_DATA) : null;
+const COSTS = process.env.BENCH_COSTS !== "0";
 const SEED_CONNECTIONS = env("BENCH_SEED_CONNECTIONS", 32);
 const READS_ONLY = !!process.env.BENCH_READS_ONLY;
 const SECONDS = env("BENCH_SECONDS", 10);
@@ -145,9 +159,13 @@ async function loadSingle(url: string, key: string, source: string) {
   }
 }
 
-async function scenario(url: string, key: string | null, source: string) {
+/** Warm-up, then the measured run; with `pid`, that process's CPU (utime+stime) per request over the measured seconds. */
+async function scenario(url: string, key: string | null, source: string, pid?: number): Promise<LoadResult & { cpuUs: number }> {
   if (WARMUP > 0) await load(url, key, source, WARMUP);
-  return load(url, key, source, SECONDS);
+  const before = pid ? procTicks(pid) : 0;
+  const r = await load(url, key, source, SECONDS);
+  const cpuUs = pid ? ticksToUs(procTicks(pid) - before) / Math.max(1, r.requests) : Number.NaN;
+  return { ...r, cpuUs };
 }
 
 // ---------- data for the scenarios ----------
@@ -193,6 +211,11 @@ function samplePaths(projectId: string) {
   };
 }
 
+/** Drops the file's pages from the OS page cache (posix_fadvise DONTNEED through GNU dd): the next reads come from disk. */
+function dropFromPageCache(path: string) {
+  for (const file of [path, `${path}-wal`]) Bun.spawnSync(["dd", `if=${file}`, "iflag=nocache", "count=0", "status=none"]);
+}
+
 function writePaths(name: string, paths: string[]) {
   const file = join(tmp, `${name}.paths`);
   writeFileSync(file, paths.join("\n") + "\n");
@@ -212,17 +235,17 @@ function singleTable(single: Array<{ name: string; r: LoadResult }>): string {
 
 interface Row {
   name: string;
-  r: LoadResult;
+  r: LoadResult & { cpuUs: number };
 }
 
 const ms = (us: number) => (us / 1000).toFixed(2);
 
 /** The scenarios at CONNECTIONS; the p95 targets are judged at 1 connection (summary table). */
 function table(rows: Row[]): string {
-  const head = ["scenario", "p50 ms", "p95 ms", "p99 ms", "req/s", "requests", "non-2xx/err"];
+  const head = ["scenario", "p50 ms", "p95 ms", "p99 ms", "req/s", "requests", "non-2xx/err", "server CPU µs/req"];
   return mdTable(head, rows.map(({ name, r }) => {
     const errs = Object.values(r.errors).reduce((a, b) => a + b, 0);
-    return [name, ms(r.p50Us), ms(r.p95Us), ms(r.p99Us), r.rps.toFixed(0), String(r.requests), String(errs)];
+    return [name, ms(r.p50Us), ms(r.p95Us), ms(r.p99Us), r.rps.toFixed(0), String(r.requests), String(errs), Number.isFinite(r.cpuUs) ? r.cpuUs.toFixed(0) : ""];
   }));
 }
 
@@ -271,7 +294,39 @@ async function main() {
   log(`load: ${loader}, ${WARMUP} s warm-up + ${SECONDS} s per scenario. Client and server share these ${nproc} CPUs.`);
 
   // Three projects filled at once through the API; the first is measured. High limits so the fill is not throttled.
-  const made = createTenants(cli, CONTACTS);
+  // With BENCH_DATA, a database an earlier run built that way, copied in (never written where it lies).
+  let made: ApiSeedProject[];
+  let seeded: ApiSeedResult | null = null;
+  let dataNote = "";
+  let builtAt: string | undefined = new Date().toISOString();
+  if (DATA) {
+    if (!existsSync(join(DATA, "crm.db"))) throw new Error(`BENCH_DATA=${DATA} holds no crm.db`);
+    log(`reusing the database of ${DATA} (BENCH_DATA): copying it into ${tmp}…`);
+    for (const file of ["crm.db", "crm.db-wal", "secret.key"]) if (existsSync(join(DATA, file))) copyFileSync(join(DATA, file), join(tmp, file));
+    const saved = join(DATA, "tenants.json");
+    if (existsSync(saved)) {
+      const t = JSON.parse(readFileSync(saved, "utf8")) as { projects: ApiSeedProject[]; seed: ApiSeedResult | null; connections?: number; builtAt?: string };
+      made = t.projects;
+      seeded = t.seed;
+      builtAt = t.builtAt;
+      dataNote = `reused from ${DATA} (BENCH_DATA, copied into the temp dir): built through the HTTP API of the server under test (bench/seed-api.ts) ` +
+        `by an earlier run of this bench${t.builtAt ? ` (${t.builtAt})` : ""}, its keys and seed figures from its tenants.json`;
+    } else {
+      made = findTenants(cli);
+      builtAt = undefined;
+      dataNote = `reused from ${DATA} (BENCH_DATA, copied into the temp dir): built through the HTTP API of the server under test (bench/seed-api.ts) ` +
+        `by an earlier run of this bench that kept no tenants.json, so its projects were found by name (bench, tenant-b, tenant-c) and given new keys, ` +
+        `and how it was built (requests, upserts, PATCHes, seconds, rate) is unknown`;
+    }
+    // Counts as they are now: the kept run's POST scenarios added contacts through the API too.
+    const db = new Database(dbPath, { readonly: true });
+    const now = new Map((db.query("SELECT id, contact_count AS n FROM projects").all() as Array<{ id: string; n: number }>).map((p) => [p.id, p.n]));
+    db.close();
+    made = made.map((p) => ({ ...p, count: now.get(p.id) ?? p.count }));
+    CONTACTS = made[0]!.count;
+  } else {
+    made = createTenants(cli, CONTACTS);
+  }
   const project = { id: made[0]!.id };
   const key = { key: made[0]!.key };
 
@@ -283,10 +338,21 @@ async function main() {
   watch(server.proc);
   const idleRssKb = rss!.last();
 
-  log(`building ${made.map((p) => p.count.toLocaleString("en")).join(" + ")} contacts in ${made.length} projects through the API (${SEED_CONNECTIONS} connections)…`);
-  const seeded = await seedThroughApi(server.url, made, { connections: SEED_CONNECTIONS, log });
-  log(`built ${seeded.contacts.toLocaleString("en")} contacts in ${seeded.seconds.toFixed(1)} s (${seeded.rate.toFixed(0)}/s; ` +
-    `${seeded.requests.toLocaleString("en")} requests, ${seeded.upserts} through the upsert path, ${seeded.patches} PATCHes)`);
+  if (!DATA) {
+    log(`building ${made.map((p) => p.count.toLocaleString("en")).join(" + ")} contacts in ${made.length} projects through the API (${SEED_CONNECTIONS} connections)…`);
+    seeded = await seedThroughApi(server.url, made, { connections: SEED_CONNECTIONS, log });
+    log(`built ${seeded.contacts.toLocaleString("en")} contacts in ${seeded.seconds.toFixed(1)} s (${seeded.rate.toFixed(0)}/s; ` +
+      `${seeded.requests.toLocaleString("en")} requests, ${seeded.upserts} through the upsert path, ${seeded.patches} PATCHes)`);
+  } else log(`${made.map((p) => `${p.name ?? p.id}: ${p.count.toLocaleString("en")}`).join(", ")} contacts, as built${seeded ? ` (${seeded.contacts.toLocaleString("en")} in ${seeded.seconds.toFixed(0)} s)` : ""}`);
+  // For a later BENCH_DATA run (with BENCH_KEEP=1): the tenants, their keys, and how the data was built.
+  writeFileSync(join(tmp, "tenants.json"), JSON.stringify({
+    builtBy: "bench/run.ts (bench/seed-api.ts, through the HTTP API)",
+    builtAt,
+    reusedFrom: DATA ?? undefined,
+    connections: SEED_CONNECTIONS,
+    projects: made,
+    seed: seeded,
+  }, null, 2) + "\n", { mode: 0o600 });
 
   measured = (new Database(dbPath, { readonly: true }).query("SELECT last_contact_number AS n FROM projects WHERE id = ?").get(project.id) as { n: number }).n;
   const paths = samplePaths(project.id);
@@ -301,11 +367,16 @@ async function main() {
   };
 
   // Service latency without queueing (one connection, one request at a time), first, on the
-  // server that built the data: the statistics are whatever it gathered itself.
+  // server that built the data: the statistics are whatever it gathered itself. Cold: the
+  // file's pages are dropped from the OS page cache first, as this VM's reclaim (DAMON)
+  // drops pages not read for a minute, so the first reads of a database users have come
+  // from disk (docs/performance.md). Taken again warm after the 32-connection reads.
+  dropFromPageCache(dbPath);
   const single: Array<{ name: string; r: LoadResult }> = [];
+  const singleWarm: Array<{ name: string; r: LoadResult }> = [];
   const singleSources = [["GET one", files.get], ["search", files.search], ["?contactTypeId", files.type], ["?tag", files.tag], ["?email", files.email], ["?phone", files.phone]] as const;
   for (const [name, source] of singleSources) {
-    log(`running ${name} at 1 connection…`);
+    log(`running ${name} at 1 connection (cold)…`);
     rss!.reset();
     single.push({ name, r: await loadSingle(server.url, key.key, source) });
     rssRows.push({ name: `${name}, 1 connection`, kb: rss!.max() });
@@ -314,7 +385,7 @@ async function main() {
     ? "the server had gathered planner statistics of the contacts itself"
     : "no planner statistics of the contacts yet (none in sqlite_stat1)";
   if (READS_ONLY) {
-    console.log(`\n${measured.toLocaleString("en")} contacts in the measured project, built through the API in ${seeded.seconds.toFixed(0)} s; ${statisticsNote}.\n`);
+    console.log(`\n${measured.toLocaleString("en")} contacts in the measured project, built through the API${seeded ? ` in ${seeded.seconds.toFixed(0)} s` : ""}${DATA ? ` (reused from ${DATA})` : ""}; ${statisticsNote}.\n`);
     console.log(singleTable(single));
     return;
   }
@@ -336,38 +407,42 @@ async function main() {
   writeFileSync(contactJson, await sample.text());
 
   /** One scenario; `sampled` records the CRM server's peak VmRSS during it (warm-up included). */
-  const run = async (name: string, url: string, k: string | null, source: string, sampled = true) => {
+  const run = async (name: string, target: { url: string; proc: Subprocess }, k: string | null, source: string, sampled = true) => {
     log(`running ${name}…`);
     if (sampled) rss?.reset();
-    const r = await scenario(url, k, source);
+    const r = await scenario(target.url, k, source, target.proc.pid);
     if (sampled && rss) rssRows.push({ name, kb: rss.max() });
     rows.push({ name, r });
-    log(`  ${name}: p50 ${ms(r.p50Us)} ms, p95 ${ms(r.p95Us)} ms, ${r.rps.toFixed(0)} req/s`);
+    log(`  ${name}: p50 ${ms(r.p50Us)} ms, p95 ${ms(r.p95Us)} ms, ${r.rps.toFixed(0)} req/s, server CPU ${r.cpuUs.toFixed(0)} µs/request`);
     const failed = Object.values(r.errors).reduce((a, b) => a + b, 0);
     if (failed > 0) console.warn(`[bench] WARNING: ${failed} of ${r.requests} ${name} requests failed or were not 2xx/3xx; its figures do not measure the happy path.`);
     return r;
   };
-  const getOne = await run("GET /v1/contacts/CR-n", server.url, key.key, files.get);
+  const getOne = await run("GET /v1/contacts/CR-n", server, key.key, files.get);
   const reads = {
-    search: await run("GET ?search=<3-letter prefix>", server.url, key.key, files.search),
-    type: await run("GET ?contactTypeId=<type>", server.url, key.key, files.type),
-    tag: await run("GET ?tag=<tag name>", server.url, key.key, files.tag),
-    email: await run("GET ?email=<address>", server.url, key.key, files.email),
-    phone: await run("GET ?phone=<number>", server.url, key.key, files.phone),
+    search: await run("GET ?search=<3-letter prefix>", server, key.key, files.search),
+    type: await run("GET ?contactTypeId=<type>", server, key.key, files.type),
+    tag: await run("GET ?tag=<tag name>", server, key.key, files.tag),
+    email: await run("GET ?email=<address>", server, key.key, files.email),
+    phone: await run("GET ?phone=<number>", server, key.key, files.phone),
   };
-  const postContacts = await run("POST /v1/contacts", server.url, key.key, "POST");
-  const postInteractions = await run("POST /v1/contacts/CR-n/interactions", server.url, key.key, "INTERACTIONS");
+  for (const [name, source] of singleSources) {
+    log(`running ${name} at 1 connection (warm)…`);
+    singleWarm.push({ name, r: await loadSingle(server.url, key.key, source) });
+  }
+  const postContacts = await run("POST /v1/contacts", server, key.key, "POST");
+  const postInteractions = await run("POST /v1/contacts/CR-n/interactions", server, key.key, "INTERACTIONS");
   await stop(server.proc);
 
   server = await startServer("crm", { logLevel: "info", logFile: join(tmp, "server-info.log") });
   watch(server.proc);
-  await run("GET one, CRM_LOG_LEVEL=info", server.url, key.key, files.get);
+  await run("GET one, CRM_LOG_LEVEL=info", server, key.key, files.get);
   await stop(server.proc);
   rss!.stop();
   rss = null;
 
   const bare = await startServer("bare", { contactJson });
-  const bareR = await run("bare Hono GET (same JSON)", bare.url, null, files.get, false);
+  const bareR = await run("bare Hono GET (same JSON)", bare, null, files.get, false);
   await stop(bare.proc);
   const ratio = getOne.rps / bareR.rps;
 
@@ -392,6 +467,23 @@ async function main() {
     probes.push({ name, requests, distinct, prepared });
   }
   await stop(server.proc);
+
+  // ---------- where a request's CPU goes: bench/costs.ts on a copy ----------
+  let costs: CostsReport | string | null = null;
+  if (COSTS) {
+    log("where a request's CPU goes (bun bench/costs.ts, in-process on a copy of the seeded database)…");
+    const costsDir = join(tmp, "costs");
+    mkdirSync(costsDir, { recursive: true });
+    for (const file of ["crm.db", "crm.db-wal", "secret.key"]) if (existsSync(join(tmp, file))) copyFileSync(join(tmp, file), join(costsDir, file));
+    costs = await runCosts({ db: join(costsDir, "crm.db"), projectId: project.id, key: key.key, children }).catch((error) => {
+      console.warn(`[bench] WARNING: bench/costs.ts failed; its tables are left out: ${error}`);
+      return String(error).split("\n")[0]!;
+    });
+    rmSync(costsDir, { recursive: true, force: true });
+    if (typeof costs !== "string") {
+      for (const c of costs.scenarios) log(`  ${c.name}: ${c.totalUs.toFixed(0)} µs in-process, ${c.statements.toFixed(1)} statements`);
+    }
+  }
 
   // ---------- limits: storage, binary start, webhooks ----------
   log("copying the seeded database for the raw-insert baseline and the binary start…");
@@ -449,11 +541,17 @@ async function main() {
   out(`- load generator: ${loader}; ${WARMUP} s warm-up then ${SECONDS} s measured per scenario, 127.0.0.1 only.`);
   out(`- **client and server share the same ${nproc} CPUs**, so absolute req/s are lower than on separate machines.`);
   out(`- load average (1 min) at start ${startLoad.toFixed(2)}, at end ${loadavg()[0]!.toFixed(2)}: anything else running on the machine skews these figures.`);
-  out(`- data: built through the HTTP API of the server under test (bench/seed-api.ts), never ANALYZEd by hand: ` +
-    `${seeded.contacts.toLocaleString("en")} contacts in 3 projects filled at once (${made.map((p) => p.count.toLocaleString("en")).join(" + ")} people), ` +
-    `${measured.toLocaleString("en")} in the measured one; ${seeded.requests.toLocaleString("en")} requests (${seeded.upserts} through the upsert path ` +
-    `GET ?email= then PATCH/POST, ${seeded.patches} PATCHes of earlier contacts) in ${seeded.seconds.toFixed(0)} s, ${seeded.rate.toFixed(0)} contacts/s ` +
-    `at ${SEED_CONNECTIONS} connections. At 1 connection: ${statisticsNote}.`);
+  const counts = made.map((p) => p.count.toLocaleString("en")).join(" + ");
+  const seedFigures = seeded
+    ? `${seeded.contacts.toLocaleString("en")} contacts built in 3 projects filled at once (${DATA ? "now " : ""}${counts} people` +
+      `${DATA ? ", the kept run's POST scenarios included" : ""}), ${measured.toLocaleString("en")} in the measured one; ` +
+      `${seeded.requests.toLocaleString("en")} requests (${seeded.upserts} through the upsert path ` +
+      `GET ?email= then PATCH/POST, ${seeded.patches} PATCHes of earlier contacts) in ${seeded.seconds.toFixed(0)} s, ${seeded.rate.toFixed(0)} contacts/s`
+    : `3 projects filled at once (${counts} contacts now, the kept run's POST scenarios included), ${measured.toLocaleString("en")} in the measured one; seed figures unknown`;
+  out(DATA
+    ? `- data: ${dataNote}; never ANALYZEd by hand: ${seedFigures}. At 1 connection (a fresh server on the copy): ${statisticsNote}.`
+    : `- data: built through the HTTP API of the server under test (bench/seed-api.ts), never ANALYZEd by hand: ` +
+      `${seedFigures} at ${SEED_CONNECTIONS} connections. At 1 connection: ${statisticsNote}.`);
   out(`- server: \`bun src/main.ts serve\`, CRM_LOG_LEVEL=warn unless the row says info (log to a file).`);
   out();
   out(`## Summary: the service against the limits of this machine, at ${CONTACTS.toLocaleString("en")} contacts`);
@@ -475,17 +573,18 @@ async function main() {
   const rawAsLoad = { rps: raw.rate, p50Us: raw.p50Us, p99Us: raw.p99Us };
   const postRatio = postContacts.rps / raw.rate;
   const p95At1 = (name: string) => singleOf(name).p95Us / 1000;
+  const p95Warm = (name: string) => (singleWarm.find((x) => x.name === name)?.r.p95Us ?? Number.NaN) / 1000;
   const webhookOk = webhooks.deliveriesPerSecond >= 2000 && webhooks.latencyP50Ms < 50;
   const fairnessOk = webhooks.fairnessSamples === 40 && webhooks.fairnessMaxMs < 1000;
   const summary = [
     ["HTTP limit: bare Hono GET", f0(bareR.rps), ms(bareR.p50Us), ms(bareR.p99Us), "—", "1.00×", "1.00×", "1.00×", "", ""],
     ["storage limit: raw 1-row-txn insert", f0(raw.rate), ms(raw.p50Us), ms(raw.p99Us), "—", "1.00×", "1.00×", "1.00×", "", ""],
     vsLimit({ name: "GET one contact", r: getOne }, "HTTP", bareR, "req/s ≥ 0.6× HTTP limit", ratio >= 0.6),
-    vsLimit({ name: "search (?search=)", r: reads.search }, "HTTP", bareR, `p95 ≤ 5 ms at 1 conn: ${p95At1("search").toFixed(2)}`, p95At1("search") <= 5),
-    vsLimit({ name: "list ?contactTypeId", r: reads.type }, "HTTP", bareR, `p95 ≤ 5 ms at 1 conn: ${p95At1("?contactTypeId").toFixed(2)}`, p95At1("?contactTypeId") <= 5),
-    vsLimit({ name: "list ?tag", r: reads.tag }, "HTTP", bareR, `p95 ≤ 5 ms at 1 conn: ${p95At1("?tag").toFixed(2)}`, p95At1("?tag") <= 5),
-    vsLimit({ name: "list ?email", r: reads.email }, "HTTP", bareR, `p95 ≤ 5 ms at 1 conn: ${p95At1("?email").toFixed(2)}`, p95At1("?email") <= 5),
-    vsLimit({ name: "list ?phone", r: reads.phone }, "HTTP", bareR, `p95 ≤ 5 ms at 1 conn: ${p95At1("?phone").toFixed(2)}`, p95At1("?phone") <= 5),
+    vsLimit({ name: "search (?search=)", r: reads.search }, "HTTP", bareR, `p95 ≤ 5 ms at 1 conn: cold ${p95At1("search").toFixed(2)}, warm ${p95Warm("search").toFixed(2)}`, p95At1("search") <= 5),
+    vsLimit({ name: "list ?contactTypeId", r: reads.type }, "HTTP", bareR, `p95 ≤ 5 ms at 1 conn: cold ${p95At1("?contactTypeId").toFixed(2)}, warm ${p95Warm("?contactTypeId").toFixed(2)}`, p95At1("?contactTypeId") <= 5),
+    vsLimit({ name: "list ?tag", r: reads.tag }, "HTTP", bareR, `p95 ≤ 5 ms at 1 conn: cold ${p95At1("?tag").toFixed(2)}, warm ${p95Warm("?tag").toFixed(2)}`, p95At1("?tag") <= 5),
+    vsLimit({ name: "list ?email", r: reads.email }, "HTTP", bareR, `p95 ≤ 5 ms at 1 conn: cold ${p95At1("?email").toFixed(2)}, warm ${p95Warm("?email").toFixed(2)}`, p95At1("?email") <= 5),
+    vsLimit({ name: "list ?phone", r: reads.phone }, "HTTP", bareR, `p95 ≤ 5 ms at 1 conn: cold ${p95At1("?phone").toFixed(2)}, warm ${p95Warm("?phone").toFixed(2)}`, p95At1("?phone") <= 5),
     vsLimit({ name: "POST /contacts", r: postContacts }, "storage", rawAsLoad, "req/s ≥ 0.5× storage limit", postRatio >= 0.5),
     vsLimit({ name: "POST interaction", r: postInteractions }, "storage", rawAsLoad),
     ["webhook deliveries/s to 1 subscription while creates run; event→delivery", f0(webhooks.deliveriesPerSecond), webhooks.latencyP50Ms.toFixed(2), webhooks.latencyP95Ms.toFixed(2),
@@ -514,9 +613,14 @@ async function main() {
   out();
   out(table(rows));
   out();
-  out(`Latency at 1 connection (no queueing; ${Math.max(2, Math.round(SECONDS / 2))} s each, wrk -t1 -c1; taken first, on the server that built the data):`);
+  out(`Latency at 1 connection (no queueing; ${Math.max(2, Math.round(SECONDS / 2))} s each, wrk -t1 -c1; taken first, ` +
+    `${DATA ? "on the first server started on the reused data" : "on the server that built the data"}; cold: the file's pages dropped from the OS page cache first):`);
   out();
   out(singleTable(single));
+  out();
+  out(`The same warm, after the ${CONNECTIONS}-connection reads:`);
+  out();
+  out(singleTable(singleWarm));
   out();
   out(`GET-one throughput vs bare Hono route: ${getOne.rps.toFixed(0)} / ${bareR.rps.toFixed(0)} = **${ratio.toFixed(2)}×** ` +
     `(target ≥ 0.6×: ${ratio >= 0.6 ? "PASS" : "MISS"})`);
@@ -549,6 +653,34 @@ async function main() {
   out(`|---|---|---|---|---|`);
   for (const p of probes) out(`| ${p.name} | ${p.requests} | ${p.prepared} | ${p.distinct} | ${(p.prepared / Math.max(1, p.requests)).toFixed(4)} |`);
   out();
+  if (costs !== null) {
+    out(`## Where a request's CPU goes (bench/costs.ts)`);
+    out();
+    if (typeof costs === "string") out(`bench/costs.ts failed: ${costs}`);
+    else {
+      const underWrk = Object.fromEntries(rows.map((row) => [row.name, row.r.cpuUs]));
+      out(`The service started in bench/costs.ts's own process on a copy of the seeded database, each request called through \`app.fetch\` ` +
+        `one at a time (no socket), beside the floor of each part measured alone in the same process. SQL: ${costs.traced} requests per scenario traced ` +
+        `(every bun:sqlite statement timed), their reads replayed in the traced order, cycling (${costs.replayPasses}+ passes after an unmeasured one), ` +
+        `on a bare read-only connection with the service's PRAGMAs; writes (begin … commit) as they cost in the request, their floor is the storage limit above. ` +
+        `In-process each write request commits alone; under wrk group commit shares COMMITs. ` +
+        `Server CPU under wrk: the load table's column (utime+stime of the server over the measured seconds ÷ requests, ${CONNECTIONS} connections).`);
+      out();
+      for (const c of costs.scenarios) {
+        const loadName = COST_SCENARIO_LOAD[c.name] ?? c.name;
+        const cpu = underWrk[loadName];
+        if (cpu !== undefined && Number.isFinite(cpu)) {
+          out(`- ${c.name}: ${cpu.toFixed(0)} µs server CPU per request under wrk − ${c.cpuUs.toFixed(0)} µs CPU in-process ` +
+            `(${c.totalUs.toFixed(0)} µs wall) = **${(cpu - c.cpuUs).toFixed(0)} µs** that the socket, Bun.serve and ${CONNECTIONS} connections add`);
+        }
+      }
+      const bareCpu = underWrk["bare Hono GET (same JSON)"];
+      if (bareCpu !== undefined && Number.isFinite(bareCpu)) out(`- for scale: the bare Hono route costs ${bareCpu.toFixed(0)} µs server CPU per request under wrk.`);
+      out();
+      out(costsMarkdown(costs, { level: 3, underWrk }));
+    }
+    out();
+  }
   if (pgSection) {
     out(pgSection);
     out();

@@ -16,19 +16,39 @@ export interface ApiSeedProject {
   id: string;
   key: string;
   count: number;
+  /** bench, tenant-b, tenant-c (createTenants). */
+  name?: string;
 }
+
+const TENANT_NAMES = ["bench", "tenant-b", "tenant-c"] as const;
+const TENANT_LIMITS = ["--rate-limit-per-minute", "1000000000", "--contact-creates-per-hour", "1000000000"];
+const TENANT_SCOPES = ["--scopes", "contacts:read,contacts:write,interactions:write"];
 
 /**
  * The benches' three tenants, made by the admin CLI (`cli` runs `crm ARGS --json`): the
  * measured one with `contacts`, two more with a tenth and a hundredth, limits out of the way.
  */
 export function createTenants(cli: (args: string[]) => any, contacts: number): ApiSeedProject[] {
-  const limits = ["--rate-limit-per-minute", "1000000000", "--contact-creates-per-hour", "1000000000"];
-  const tenants = [["bench", contacts], ["tenant-b", Math.round(contacts / 10)], ["tenant-c", Math.round(contacts / 100)]] as const;
-  return tenants.map(([name, count]) => {
-    const p = cli(["project", "create", "--name", name, ...limits]);
-    const k = cli(["key", "create", "--project", p.id, "--scopes", "contacts:read,contacts:write,interactions:write"]);
-    return { id: p.id as string, key: k.key as string, count };
+  const counts = [contacts, Math.round(contacts / 10), Math.round(contacts / 100)];
+  return TENANT_NAMES.map((name, i) => {
+    const p = cli(["project", "create", "--name", name, ...TENANT_LIMITS]);
+    const k = cli(["key", "create", "--project", p.id, ...TENANT_SCOPES]);
+    return { id: p.id as string, key: k.key as string, count: counts[i]!, name };
+  });
+}
+
+/**
+ * The three tenants of a database built by an earlier run that kept no tenants.json: found by
+ * name with `crm project list`, a new key made for each (as createTenants does), `count` the
+ * project's contacts now.
+ */
+export function findTenants(cli: (args: string[]) => any): ApiSeedProject[] {
+  const { data } = cli(["project", "list"]) as { data: Array<{ id: string; name: string; contactCount: number }> };
+  return TENANT_NAMES.map((name) => {
+    const p = data.find((x) => x.name === name);
+    if (!p) throw new Error(`no project named ${name} in the database (projects: ${data.map((x) => x.name).join(", ") || "none"})`);
+    const k = cli(["key", "create", "--project", p.id, ...TENANT_SCOPES]);
+    return { id: p.id, key: k.key as string, count: Number(p.contactCount), name };
   });
 }
 
