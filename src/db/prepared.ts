@@ -48,23 +48,32 @@ export function preparedQuery<Args extends unknown[], Row>(
   };
 }
 
+/** Most rows in one compiled INSERT: more go in several, so at most this many shapes are compiled per table. */
+const ROWS_PER_INSERT = 32;
+
 /**
  * A multi-row INSERT of `columns` into `table`, compiled once per row count: the rows a
- * write makes together (a contact's search terms, its tags) go in one statement.
+ * write makes together (a contact's search terms, its tags) go in one statement (32 rows
+ * at most each, so odd counts cannot fill the statement cache).
  */
 export function preparedInsert<T extends keyof Database & string>(table: T, columns: ReadonlyArray<keyof Database[T] & string>) {
   const byCount = new Map<number, (db: Db, ...values: unknown[]) => Promise<never[]>>();
-  return async (db: Db, rows: unknown[][]): Promise<void> => {
-    if (rows.length === 0) return;
-    let insert = byCount.get(rows.length);
+  const insertFor = (count: number) => {
+    let insert = byCount.get(count);
     if (!insert) {
-      insert = preparedQuery<unknown[], never>(rows.length * columns.length, (kysely, ...slots) =>
+      insert = preparedQuery<unknown[], never>(count * columns.length, (kysely, ...slots) =>
         kysely
           .insertInto(table)
-          .values(rows.map((_, r) => Object.fromEntries(columns.map((column, i) => [column, slots[r * columns.length + i]]))) as never),
+          .values(Array.from({ length: count }, (_, r) => Object.fromEntries(columns.map((column, i) => [column, slots[r * columns.length + i]]))) as never),
       );
-      byCount.set(rows.length, insert);
+      byCount.set(count, insert);
     }
-    await insert(db, ...rows.flat());
+    return insert;
+  };
+  return async (db: Db, rows: unknown[][]): Promise<void> => {
+    for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
+      const chunk = rows.slice(i, i + ROWS_PER_INSERT);
+      await insertFor(chunk.length)(db, ...chunk.flat());
+    }
   };
 }

@@ -1,0 +1,34 @@
+import { afterEach, beforeEach, expect, test } from "bun:test";
+import { openDatabase, type OpenDatabase } from "../../src/db/open.ts";
+import { preparedInsert } from "../../src/db/prepared.ts";
+
+let open: OpenDatabase;
+beforeEach(async () => {
+  open = await openDatabase(":memory:", "NORMAL");
+});
+afterEach(() => open.close());
+
+const insertSettings = preparedInsert("settings", ["name", "value"]);
+const rows = (n: number) => Array.from({ length: n }, (_, i) => [`name-${String(i).padStart(3, "0")}`, `value-${i}`]);
+const stored = () => open.db.selectFrom("settings").selectAll().where("name", "like", "name-%").orderBy("name").execute();
+
+test("a multi-row insert writes every row, each value in its own column", async () => {
+  await insertSettings(open.db, rows(5));
+  expect(await stored()).toEqual(rows(5).map(([name, value]) => ({ name, value })));
+});
+
+test("no rows is no statement", async () => {
+  await insertSettings(open.db, []);
+  expect(await stored()).toEqual([]);
+});
+
+test("more rows than one statement takes (32) go in several, none lost or repeated", async () => {
+  await insertSettings(open.db, rows(70));
+  const names = (await stored()).map((r) => r.name);
+  expect(names).toEqual(rows(70).map(([name]) => name));
+});
+
+test("a failing row fails the insert (the request's transaction rolls it all back)", async () => {
+  await insertSettings(open.db, rows(2));
+  await expect(insertSettings(open.db, [["name-new", "x"], ["name-000", "duplicate"]])).rejects.toThrow(/UNIQUE/);
+});
