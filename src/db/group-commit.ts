@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Transaction } from "kysely";
 import { setImmediate } from "node:timers";
+import { runsBatchDirectly } from "./prepared.ts";
 import type { Database } from "./schema.ts";
 
 export type Work<T> = (trx: Transaction<Database>) => Promise<T>;
@@ -102,6 +103,7 @@ export class GroupCommit implements WriteQueue {
     const started = performance.now();
     try {
       await this.db.transaction().execute(async (trx) => {
+        runsBatchDirectly(trx, this.db);
         while (taken.length < this.maxJobs && performance.now() - started < this.maxMs) {
           let job = this.take();
           if (!job) {

@@ -38,6 +38,12 @@ function openSqlite(path: string): SqliteHandle {
     exec: (sql) => database.exec(sql),
     all: (sql, params = []) => database.query(sql).all(...(params as never[])) as never,
     readNow: (sql, params) => (database.inTransaction ? null : database.prepare(sql).all(params as never)),
+    runInTransaction: (sql, params, rows) => {
+      const statement = database.prepare(sql);
+      if (rows) return statement.all(params as never);
+      statement.run(params as never);
+      return [];
+    },
     close: () => database.close(),
   };
 }

@@ -13,6 +13,12 @@ export interface SqliteHandle {
    * never sees another request's uncommitted rows) or the runtime cannot tell.
    */
   readNow(sql: string, params: readonly unknown[]): unknown[] | null;
+  /**
+   * Runs any statement at once in the transaction the caller holds (a group-commit batch):
+   * its rows when it returns some (`rows`), else none. Absent where the runtime has no such
+   * path (Deno): the caller goes through Kysely.
+   */
+  runInTransaction?(sql: string, params: readonly unknown[], rows: boolean): unknown[];
   close(): void;
 }
 

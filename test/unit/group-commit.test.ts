@@ -160,6 +160,37 @@ describe("group commit", () => {
   });
 });
 
+describe("compiled statements run directly on the connection inside a batch (src/db/prepared.ts)", () => {
+  const insertValue = preparedQuery<[string], never>(1, (k, v) => (k as Kysely<any>).insertInto("t").values({ v }) as never);
+  const insertReturning = preparedQuery<[string], { v: string }>(1, (k, v) =>
+    (k as Kysely<any>).insertInto("t").values({ v }).returning("v") as never,
+  );
+  const byValue = preparedQuery<[string], { v: string }>(1, (k, v) => (k as Kysely<any>).selectFrom("t").select("v").where("v", "=", v) as never);
+
+  test("a request's compiled writes are rolled back with its savepoint; its neighbours' are committed", async () => {
+    const writes = new GroupCommit(db);
+    const outcomes = await Promise.allSettled([
+      writes.run(async (trx) => (await insertValue(trx, "kept"), "ok")),
+      writes.run(async (trx) => {
+        await insertValue(trx, "undone");
+        expect(await byValue(trx, "undone")).toEqual([{ v: "undone" }]); // the batch sees its own row
+        throw new Error("refused");
+      }),
+      writes.run(async (trx) => (await insertReturning(trx, "returned"))[0]!.v),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect((outcomes[2] as PromiseFulfilledResult<string>).value).toBe("returned"); // RETURNING answers its row
+    expect(await byValue(db, "kept")).toEqual([{ v: "kept" }]);
+    expect(await byValue(db, "undone")).toEqual([]);
+    expect(writes.stats.batches).toBe(1);
+  });
+
+  test("a compiled write outside a batch's transaction still goes through Kysely and commits", async () => {
+    await db.transaction().execute(async (trx) => insertValue(trx, "plain"));
+    expect(await byValue(db, "plain")).toEqual([{ v: "plain" }]);
+  });
+});
+
 describe("the write queue is bounded (decisions §16)", () => {
   /** A request that holds the writer until the test lets it go. */
   function holdWriter(writes: GroupCommit) {
