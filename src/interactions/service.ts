@@ -64,7 +64,8 @@ export async function createInteraction(db: Db, projectId: string, contactNumber
   if (!(await repo.insertLog(db, row))) {
     // A concurrent call with this uniqueIdentifier committed first (another node): its log is the answer.
     const existing = await repo.findLogByUniqueIdentifier(db, contact.id, input.uniqueIdentifier!);
-    if (existing) return { log: toLog(existing, contactId), created: false };
+    if (!existing) throw new Error(`interaction log ${row.id} was neither written nor found by its uniqueIdentifier`);
+    return { log: toLog(existing, contactId), created: false };
   }
   // The answer is the row as written: reading it back would cost a statement for nothing new.
   const log = toLog({ ...row, type_name: type?.name ?? null }, contactId);
