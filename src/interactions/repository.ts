@@ -1,6 +1,7 @@
 import { keysetAfter } from "../db/keyset.ts";
 import { preparedQuery } from "../db/prepared.ts";
-import type { Db } from "../db/schema.ts";
+import type { Selectable } from "kysely";
+import type { Database, Db } from "../db/schema.ts";
 
 const columns = [
   "interaction_logs.id",
@@ -23,18 +24,8 @@ export async function findLogByUniqueIdentifier(db: Db, contactId: number, uniqu
     .executeTakeFirst();
 }
 
-/** Every column of a new log, in one order: the insert is compiled once. */
-export interface NewLogRow {
-  id: string;
-  project_id: string;
-  contact_id: number;
-  interaction_type_id: string | null;
-  note: string;
-  fields: string;
-  date: string;
-  unique_identifier: string | null;
-  created_at: string;
-}
+/** Every column of a new log (db/0001_init.sql); LOG_COLUMNS puts them in one order, so the insert is compiled once. */
+export type NewLogRow = Selectable<Database["interaction_logs"]>;
 const LOG_COLUMNS = ["id", "project_id", "contact_id", "interaction_type_id", "note", "fields", "date", "unique_identifier", "created_at"] as const;
 
 // A concurrent first call with the same uniqueIdentifier (another node, decisions §13):
@@ -71,13 +62,4 @@ export async function listLogs(db: Db, contactId: number, f: LogFilters, limit: 
 }
 
 /** A log as read, with its interaction type's name. */
-export interface LogRow {
-  id: string;
-  interaction_type_id: string | null;
-  note: string;
-  fields: string;
-  date: string;
-  unique_identifier: string | null;
-  created_at: string;
-  type_name: string | null;
-}
+export type LogRow = Omit<NewLogRow, "project_id" | "contact_id"> & { type_name: string | null };
