@@ -130,13 +130,30 @@ export const COMMANDS = {
     options: { project: { type: "string", arg: "ID", description: "only this project's forms" }, json },
   },
   import: {
-    summary: "create contacts from a CSV file",
-    args: [{ name: "FILE.csv", description: "header row: firstName,email,tags,address.city,<custom field id or title>,…" }],
+    summary: "create contacts from a CSV file (other CRMs' exports too)",
+    args: [{ name: "FILE.csv", description: "header row: field names or their aliases (First Name, E-mail Address, …), custom fields by id or title" }],
     options: {
       project,
+      map: { type: "string", arg: "\"Header=field,…\"", description: "the field of a column, when its header is not a known name" },
+      "ignore-unknown": { type: "boolean", description: "skip columns that match no field (the summary lists them) instead of refusing the file" },
       "dry-run": { type: "boolean", description: "check every row and report, writing nothing" },
       json,
     },
+    notes: ["Headers are matched ignoring case, spaces, _, - and . (docs/import-export.md lists the aliases)."],
+  },
+  export: {
+    summary: "write every contact of a project, in contact-number order, as CSV or JSON lines",
+    options: {
+      project,
+      format: { type: "string", arg: "csv|jsonl", description: "csv (default; re-imports with crm import) or jsonl (one contact per line, as the API answers)" },
+      output: { type: "string", arg: "FILE", description: "write to FILE instead of stdout (it is replaced only once the export is whole)" },
+    },
+  },
+  "contact erase": {
+    summary: "erase a contact: its data, logs, tags and search terms, and its data in stored events (no undo)",
+    args: [{ name: "CR-n", description: "the contact" }],
+    options: { project, json },
+    notes: ["The contactId then answers 404 and its number is never given again. No webhook event fires."],
   },
   "admin create": {
     summary: "create an admin account of the console (/admin); the password is read from stdin",

@@ -7,8 +7,10 @@ import m0003 from "../../db/0003_forms.sql" with { type: "text" };
 import m0004 from "../../db/0004_order_keys_and_delivery_status.sql" with { type: "text" };
 import m0005 from "../../db/0005_deliveries_due_by_subscription.sql" with { type: "text" };
 import m0006 from "../../db/0006_admin_console.sql" with { type: "text" };
+import m0007 from "../../db/0007_erasure_and_import_uploads.sql" with { type: "text" };
 import pg0001 from "../../db/postgres/0001_init.sql" with { type: "text" };
 import pg0002 from "../../db/postgres/0002_admin_console.sql" with { type: "text" };
+import pg0003 from "../../db/postgres/0003_erasure_and_import_uploads.sql" with { type: "text" };
 
 /** One migration: its file name without `.sql`, and its text (checksummed when applied). */
 export interface Migration {
@@ -23,6 +25,7 @@ export const migrations: readonly Migration[] = [
   { name: "0004_order_keys_and_delivery_status", sql: m0004 },
   { name: "0005_deliveries_due_by_subscription", sql: m0005 },
   { name: "0006_admin_console", sql: m0006 },
+  { name: "0007_erasure_and_import_uploads", sql: m0007 },
 ];
 
 /**
@@ -33,4 +36,5 @@ export const migrations: readonly Migration[] = [
 export const postgresMigrations: readonly Migration[] = [
   { name: "0001_init", sql: pg0001 },
   { name: "0002_admin_console", sql: pg0002 },
+  { name: "0003_erasure_and_import_uploads", sql: pg0003 },
 ];

@@ -166,6 +166,8 @@ export interface Database {
   admin_sign_in_failures: { subject: string; at: string };
   admin_sign_in_locks: { subject: string; until: string };
   admin_setup_tokens: { token_hash: string; expires_at: string; used_at: string | null };
+  erased_contacts: { project_id: string; contact_number: number; erased_at: string };
+  admin_import_uploads: { id: string; project_id: string; file_name: string; body: Uint8Array; created_at: string };
   admin_imports: {
     id: string;
     project_id: string;
