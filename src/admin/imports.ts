@@ -1,5 +1,6 @@
 import type { Selectable, Transaction } from "kysely";
 import { UsageError } from "../cli/args.ts";
+import type { ColumnChoices } from "../cli/import-columns.ts";
 import { describeCsvError, importCsv, Summary, type Skip } from "../contacts/import.ts";
 import { WriteQueueFull } from "../db/group-commit.ts";
 import type { Database, Db } from "../db/schema.ts";
@@ -96,13 +97,21 @@ export async function stopImports(db: object, timeoutMs = 10_000): Promise<void>
   clearTimeout(timer);
 }
 
+/** One import to run: the stored row's id, the project, the file and the fields chosen for columns (the preview's). */
+export interface ImportJob {
+  id: string;
+  project: { id: string; contactQuota: number | null; contactCount: number };
+  file: Blob;
+  columns?: ColumnChoices;
+}
+
 /**
  * Starts the import of `file` into the project, in the background: the caller has stored
  * the `admin_imports` row `id` and answers the request at once. Every write, rows and
  * progress, goes through the API's write queue in short transactions under the project's
  * share (decisions §16).
  */
-export function startImport(deps: AppDeps, job: { id: string; project: { id: string; contactQuota: number | null; contactCount: number }; file: Blob }): void {
+export function startImport(deps: AppDeps, job: ImportJob): void {
   const task = runImport(deps, job).catch((error) => {
     deps.log.error("admin import failed", { importId: job.id, projectId: job.project.id, error: String(error?.message ?? error) });
   });
@@ -111,7 +120,7 @@ export function startImport(deps: AppDeps, job: { id: string; project: { id: str
   void task.finally(() => inFlight.delete(task));
 }
 
-async function runImport(deps: AppDeps, job: { id: string; project: { id: string; contactQuota: number | null; contactCount: number }; file: Blob }) {
+async function runImport(deps: AppDeps, job: ImportJob) {
   const projectId = job.project.id;
   const transact = <T>(work: (trx: Transaction<Database>) => Promise<T>) => withRoom(() => deps.writes.run(work, projectId));
   const save = (patch: Partial<ImportRow>) =>
@@ -125,6 +134,7 @@ async function runImport(deps: AppDeps, job: { id: string; project: { id: string
   try {
     const outcome = await importCsv(deps.db, job.file.stream() as unknown as AsyncIterable<Uint8Array>, {
       project: job.project,
+      columns: job.columns,
       summary,
       transact,
       budgetMs: IMPORT_BUDGET_MS,
@@ -138,7 +148,7 @@ async function runImport(deps: AppDeps, job: { id: string; project: { id: string
     });
     bytes = outcome.bytesRead;
     if (outcome.failure) [status, error] = ["failed", `${describeCsvError(outcome.failure)} The rows before it were imported.`];
-    else if (!outcome.headerSeen) [status, error] = ["failed", "The file is empty: it has no header row."];
+    else if (!outcome.plan) [status, error] = ["failed", "The file is empty: it has no header row."];
     else if (outcome.stopped) {
       const rows = outcome.summary.rows.toLocaleString("en");
       [status, error] = ["failed", `The server stopped during the import, after row ${rows}: the rows up to it were imported or rejected (below). Upload the rows after it again.`];

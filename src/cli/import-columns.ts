@@ -1,111 +1,229 @@
-import { ADDRESS_KEYS, CreateContactBody, type ContactInput } from "../contacts/schemas.ts";
-import { validationFailure } from "../http/validation.ts";
+import {
+  ADDRESS_FIELDS, BOOLEAN_FIELDS, CONTACT_TYPE_FIELD, FIELD_ALIASES, normalizeHeader, READ_ONLY_FIELDS, TEXT_FIELDS,
+} from "../contacts/csv-columns.ts";
 import type { CustomField } from "../reference/custom-fields.ts";
 import { UsageError } from "./args.ts";
 
+/**
+ * Which field each CSV column fills (decisions §17): the header matching shared by
+ * `crm import` and the console's import (src/contacts/import.ts), and by the console's
+ * preview of an upload (src/admin/pages/import-preview.tsx).
+ */
+
 /** Where one CSV column goes in the create body of interface §4.2. */
-type Column =
+export type Column =
   | { kind: "text"; name: string }
   | { kind: "boolean"; name: string }
   | { kind: "address"; key: string }
   | { kind: "tags" }
+  | { kind: "contactType" }
   | { kind: "custom"; field: CustomField };
 
-const TEXT_FIELDS = [
-  "firstName", "lastName", "email", "phone", "businessName", "website", "notes",
-  "source", "identityType", "contactTypeId",
-];
-const BOOLEAN_FIELDS = ["subscribed", "smsSubscribed"];
+/** Why a column is read but not imported. */
+export const SKIP_REASONS = {
+  readOnly: "set by the service",
+  unknown: "no field matches",
+  chosen: "skipped as asked",
+} as const;
+export type SkipReason = keyof typeof SKIP_REASONS;
 
-/** Contact field names, matched case-insensitively; `customFields.<id or title>` forces a custom field. */
-const CONTACT_COLUMNS = new Map<string, Column>([
-  ...TEXT_FIELDS.map((name): [string, Column] => [name.toLowerCase(), { kind: "text", name }]),
-  ...BOOLEAN_FIELDS.map((name): [string, Column] => [name.toLowerCase(), { kind: "boolean", name }]),
-  ...ADDRESS_KEYS.map((key): [string, Column] => [`address.${key}`, { kind: "address", key }]),
-  ["tags", { kind: "tags" }],
+/** One column of the file and what the import does with it. */
+export interface ColumnMatch {
+  /** The header as written. */
+  header: string;
+  /** The field it fills; null when skipped (or still unknown). */
+  column: Column | null;
+  skipped?: SkipReason;
+  /** An unknown column: the field its header is closest to (for the message). */
+  closest?: string;
+}
+
+export interface ColumnChoices {
+  /** `--map "Header=field,…"`: the header matched as normalizeHeader does; an empty field skips the column. */
+  map?: ReadonlyArray<{ header: string; field: string }>;
+  /** Fields chosen per column index (the console's preview): a field name, or "" to skip the column. */
+  chosen?: ReadonlyMap<number, string>;
+  /** `--ignore-unknown`: an unknown column is skipped instead of refusing the file. */
+  ignoreUnknown?: boolean;
+}
+
+export interface HeaderPlan {
+  matches: ColumnMatch[];
+  /** Columns no field matches and nothing chose (refused unless ignored). */
+  unknown: number[];
+  /** Everything else that stops the import: a bad --map entry or choice, a repeated field. */
+  problems: string[];
+}
+
+/** The field a column fills, as the summary and --map name it: `email`, `address.city`, `customFields.<id>`. */
+export const fieldOf = (c: Column) =>
+  c.kind === "custom" ? `customFields.${c.field.id}` : c.kind === "address" ? `address.${c.key}` : c.kind === "tags" || c.kind === "contactType" ? c.kind : c.name;
+
+/** Two columns filling the same thing: contactType (by name) and contactTypeId both set the contact type. */
+const targetOf = (c: Column) => (c.kind === "text" && c.name === "contactTypeId" ? CONTACT_TYPE_FIELD : fieldOf(c));
+
+const entry = (name: string, column: Column): [string, Column] => [normalizeHeader(name), column];
+/** Contact field names, normalized (step c of decisions §17's matching). */
+const CONTACT_FIELDS = new Map<string, Column>([
+  ...TEXT_FIELDS.map((name) => entry(name, { kind: "text", name })),
+  ...BOOLEAN_FIELDS.map((name) => entry(name, { kind: "boolean", name })),
+  ...ADDRESS_FIELDS.map((name) => entry(name, { kind: "address", key: name.slice("address.".length) })),
+  entry("tags", { kind: "tags" }),
+  entry(CONTACT_TYPE_FIELD, { kind: "contactType" }),
 ]);
+const READ_ONLY = new Set<string>(READ_ONLY_FIELDS.map(normalizeHeader));
+/** Other CRMs' headers (step e), normalized, to their field. */
+const ALIASES = new Map<string, Column>(
+  Object.entries(FIELD_ALIASES).flatMap(([field, aliases]) => aliases.map((alias): [string, Column] => [normalizeHeader(alias), CONTACT_FIELDS.get(normalizeHeader(field))!])),
+);
 
-const targetOf = (c: Column) =>
-  c.kind === "custom" ? `customFields.${c.field.id}` : c.kind === "address" ? `address.${c.key}` : c.kind === "tags" ? "tags" : c.name;
+/** Custom fields by id, by title in lower case, and by normalized title (the first of equals wins). */
+function customIndex(fields: readonly CustomField[]) {
+  const put = (map: Map<string, CustomField>, key: string, f: CustomField) => map.has(key) || map.set(key, f);
+  const byId = new Map<string, CustomField>(), byLower = new Map<string, CustomField>(), byNormal = new Map<string, CustomField>();
+  for (const f of fields) {
+    put(byId, f.id, f);
+    put(byLower, f.title.toLowerCase(), f);
+    put(byNormal, normalizeHeader(f.title), f);
+  }
+  return (name: string) => byId.get(name) ?? byLower.get(name.toLowerCase()) ?? byNormal.get(normalizeHeader(name));
+}
+type CustomLookup = ReturnType<typeof customIndex>;
 
 /**
- * Maps the header row to contact fields (decisions §3: `crm import`): contact field names
- * case-insensitively, then custom fields by id or exact title. An unknown, empty or
- * repeated column is a usage error, raised before anything is imported.
+ * A header or a --map field name to its column, in the order of decisions §17 (this
+ * issue's brief): `customFields.<id or title>`, a contact field name, a custom field by id
+ * or title, an alias. "readOnly" for the columns an export writes and the service sets.
  */
-export function mapHeader(header: string[], fields: CustomField[]): Column[] {
-  const byId = new Map(fields.map((f) => [f.id, f]));
-  const byTitle = new Map(fields.map((f) => [f.title, f]));
-  const problems: string[] = [];
-  const seen = new Set<string>();
-  const columns = header.map((raw, i): Column => {
-    const name = raw.trim();
-    const customKey = /^customfields\./i.test(name) ? name.slice("customFields.".length) : null;
-    const field = byId.get(customKey ?? name) ?? byTitle.get(customKey ?? name);
-    const column = (customKey === null ? CONTACT_COLUMNS.get(name.toLowerCase()) : undefined) ?? (field && { kind: "custom", field });
-    if (!column) {
-      problems.push(name === "" ? `column ${i + 1} has no name` : `unknown column "${name}"`);
-      return { kind: "tags" };
+function matchName(raw: string, custom: CustomLookup): Column | "readOnly" | null {
+  const name = raw.trim();
+  if (/^customfields\./i.test(name)) {
+    const field = custom(name.slice("customFields.".length));
+    return field ? { kind: "custom", field } : null;
+  }
+  const normal = normalizeHeader(name);
+  if (normal === "") return null;
+  if (READ_ONLY.has(normal)) return "readOnly";
+  const field = custom(name);
+  return CONTACT_FIELDS.get(normal) ?? (field && { kind: "custom", field }) ?? ALIASES.get(normal) ?? null;
+}
+
+/** Levenshtein distance: insertions, deletions and substitutions. */
+export function editDistance(a: string, b: string): number {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) {
+      row[j] = Math.min(previous[j]! + 1, row[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
     }
-    const target = targetOf(column);
-    if (seen.has(target)) problems.push(`column "${name}" repeats ${target}`);
-    seen.add(target);
-    return column;
+    previous = row;
+  }
+  return previous[b.length]!;
+}
+
+/**
+ * The field a header is closest to (the smallest edit distance between normalized
+ * spellings), among field names, aliases (reported as their field) and custom field titles.
+ */
+export function closestField(header: string, fields: readonly CustomField[]): string {
+  const candidates: Array<[spelling: string, name: string]> = [
+    ...[...TEXT_FIELDS, ...BOOLEAN_FIELDS, ...ADDRESS_FIELDS, "tags", CONTACT_TYPE_FIELD].map((f): [string, string] => [f, f]),
+    ...Object.entries(FIELD_ALIASES).flatMap(([f, aliases]) => aliases.map((a): [string, string] => [a, f])),
+    ...fields.map((f): [string, string] => [f.title, f.title]),
+  ];
+  const normal = normalizeHeader(header);
+  let best = candidates[0]![1];
+  let bestDistance = Infinity;
+  for (const [spelling, name] of candidates) {
+    const d = editDistance(normal, normalizeHeader(spelling));
+    if (d < bestDistance) [best, bestDistance] = [name, d];
+  }
+  return best;
+}
+
+/** `"Header=field,Other=field"` → entries; the header is before the last `=` (headers may hold one, field names do not). */
+export function parseMapOption(value: string | undefined): Array<{ header: string; field: string }> {
+  if (value === undefined) return [];
+  return value
+    .split(",")
+    .filter((part) => part.trim() !== "")
+    .map((part) => {
+      const at = part.lastIndexOf("=");
+      if (at <= 0 || part.slice(0, at).trim() === "") throw new UsageError(`--map entry "${part.trim()}" is not Header=field (e.g. --map "Lead Status=notes")`);
+      return { header: part.slice(0, at).trim(), field: part.slice(at + 1).trim() };
+    });
+}
+
+/** Names the column for messages: its header, or its position when it has none. */
+export const columnName = (match: ColumnMatch, index: number) => (match.header.trim() === "" ? `column ${index + 1} (no name)` : `"${match.header}"`);
+
+/**
+ * Maps the header row to fields (decisions §17), never throwing: a chosen field (the
+ * console), else a --map entry, else the header's own match; read-only columns skipped;
+ * what is unknown or wrong is returned for the caller to refuse or show.
+ */
+export function planColumns(header: readonly string[], fields: readonly CustomField[], choices: ColumnChoices = {}): HeaderPlan {
+  const custom = customIndex(fields);
+  const problems: string[] = [];
+  const resolve = (field: string, what: string): Column | "chosen" | undefined => {
+    if (field === "") return "chosen";
+    const column = matchName(field, custom);
+    if (column === "readOnly") problems.push(`${what}: ${field.trim()} is set by the service, not imported`);
+    else if (!column) problems.push(`${what}: no field "${field}" (closest field: ${closestField(field, fields)})`);
+    else return column;
+    return undefined;
+  };
+  const mapped = new Map<string, string>();
+  for (const { header: h, field } of choices.map ?? []) {
+    const key = normalizeHeader(h);
+    if (mapped.has(key)) problems.push(`--map names the column "${h}" twice`);
+    else if (!header.some((name) => normalizeHeader(name) === key)) problems.push(`--map names "${h}", which is not a column of the file`);
+    mapped.set(key, field);
+  }
+  const unknown: number[] = [];
+  const matches = header.map((name, i): ColumnMatch => {
+    const chosen = choices.chosen?.get(i) ?? mapped.get(normalizeHeader(name));
+    const found = chosen !== undefined ? resolve(chosen, choices.chosen?.has(i) ? `column ${columnName({ header: name, column: null }, i)}` : `--map "${name}=${chosen}"`) : matchName(name, custom);
+    if (found === "chosen" || found === "readOnly") return { header: name, column: null, skipped: found };
+    if (found) return { header: name, column: found };
+    if (found === null) unknown.push(i);
+    const closest = name.trim() === "" ? undefined : closestField(name, fields);
+    return { header: name, column: null, ...(found === null && choices.ignoreUnknown ? { skipped: "unknown" as const } : {}), closest };
   });
-  if (problems.length) {
-    throw new UsageError(
-      `${problems.join("; ")}.\nColumns are contact fields (${[...TEXT_FIELDS, ...BOOLEAN_FIELDS].join(", ")}, ` +
-        `address.line1…address.country, tags) or custom fields by id or exact title.`,
+  const firstOf = new Map<string, number>();
+  matches.forEach((m, i) => {
+    if (!m.column) return;
+    const target = targetOf(m.column);
+    const first = firstOf.get(target);
+    if (first === undefined) firstOf.set(target, i);
+    else {
+      const what = m.column.kind === "custom" ? `the custom field "${m.column.field.title}"` : target === CONTACT_TYPE_FIELD ? "the contact type" : target;
+      problems.push(`columns ${columnName(matches[first]!, first)} and ${columnName(m, i)} both set ${what}`);
+    }
+  });
+  return { matches, unknown: choices.ignoreUnknown ? [] : unknown, problems };
+}
+
+/**
+ * The header row's plan, or a UsageError (exit 2) naming every problem, raised before
+ * anything is imported: each unknown column with its closest field and the two ways out.
+ */
+export function mapHeader(header: readonly string[], fields: readonly CustomField[], choices: ColumnChoices = {}): HeaderPlan {
+  const plan = planColumns(header, fields, choices);
+  const lines = [...plan.problems];
+  if (plan.unknown.length > 0) {
+    const named = plan.unknown.map((i) => {
+      const m = plan.matches[i]!;
+      return m.closest ? `${columnName(m, i)} (closest field: ${m.closest})` : columnName(m, i);
+    });
+    const headers = plan.unknown.map((i) => plan.matches[i]!.header.trim()).filter(Boolean);
+    const them = named.length > 1 ? "them" : "it";
+    const mapHint = headers.length ? `Name the field with --map "${headers.map((h) => `${h}=field`).join(",")}", or skip ${them}` : `Skip ${them}`;
+    lines.push(
+      `unknown column${named.length > 1 ? "s" : ""} ${named.join(", ")}. ${mapHint} with --ignore-unknown ` +
+        `(headers may be field names, their aliases or custom field titles: docs/import-export.md)`,
     );
   }
-  return columns;
-}
-
-const TRUE = new Set(["true", "1", "yes"]);
-const FALSE = new Set(["false", "0", "no"]);
-
-/** true/false/1/0/yes/no (any case); anything else is passed on for the schema to refuse. */
-function toBoolean(cell: string): unknown {
-  const v = cell.trim().toLowerCase();
-  return TRUE.has(v) ? true : FALSE.has(v) ? false : cell;
-}
-
-/** `a; b|c` → ["a", "b", "c"]: tags and multiselect values. */
-const toList = (cell: string) => cell.split(/[;|]/).map((s) => s.trim()).filter(Boolean);
-
-const NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
-
-/** A cell as the JSON value its custom field takes (decisions §5); a misfit stays a string and is refused. */
-function customValue(field: CustomField, cell: string): unknown {
-  if (field.type === "number") return NUMBER.test(cell.trim()) ? Number(cell) : cell;
-  if (field.type === "checkbox") return toBoolean(cell);
-  if (field.type === "multiselect") return toList(cell);
-  return cell;
-}
-
-export type RowResult = { ok: true; input: ContactInput } | { ok: false; reason: string; fieldName?: string };
-
-/**
- * One CSV record → the body POST /v1/contacts takes, checked by the same zod schema.
- * Empty (or blank) cells mean "not given".
- */
-export function buildRow(columns: Column[], record: string[]): RowResult {
-  if (record.length !== columns.length) {
-    return { ok: false, reason: `the row has ${record.length} fields, the header ${columns.length}.` };
-  }
-  const body: Record<string, unknown> & { address?: Record<string, string>; customFields?: Record<string, unknown> } = {};
-  for (let k = 0; k < columns.length; k++) {
-    const cell = record[k]!;
-    if (cell.trim() === "") continue;
-    const column = columns[k]!;
-    if (column.kind === "text") body[column.name] = cell;
-    else if (column.kind === "boolean") body[column.name] = toBoolean(cell);
-    else if (column.kind === "address") (body.address ??= {})[column.key] = cell;
-    else if (column.kind === "tags") body.tags = toList(cell);
-    else (body.customFields ??= {})[column.field.id] = customValue(column.field, cell);
-  }
-  const parsed = CreateContactBody.safeParse(body);
-  if (parsed.success) return { ok: true, input: parsed.data };
-  const error = validationFailure(parsed.error);
-  return { ok: false, reason: error.message, fieldName: error.fieldName };
+  if (lines.length > 0) throw new UsageError(lines.join(".\n") + ".");
+  return plan;
 }

@@ -5,44 +5,60 @@ import { findProject } from "../projects/service.ts";
 import { runtime } from "../runtime/index.ts";
 import { UsageError } from "./args.ts";
 import type { Input } from "./commands.ts";
+import { fieldOf, parseMapOption, SKIP_REASONS, type HeaderPlan } from "./import-columns.ts";
 import { progress } from "./progress.ts";
 
 /**
- * `crm import FILE.csv --project ID [--dry-run] [--json]` (decisions §3, §5): the shared
- * importer (src/contacts/import.ts) over the file, in short transactions of its own, with
- * a progress bar on stderr and the summary on stdout.
+ * `crm import FILE.csv --project ID [--map "Header=field,…"] [--ignore-unknown] [--dry-run]
+ * [--json]` (decisions §3, §5, §17): the shared importer (src/contacts/import.ts) over the
+ * file, in short transactions of its own, with a progress bar on stderr and the summary,
+ * the columns' fields among it, on stdout.
  */
 export async function importCommand(db: Kysely<Database>, { values, args }: Input<"import">): Promise<void> {
   const file = args[0]!;
   const projectId = values.project;
   const dryRun = values["dry-run"] ?? false;
+  const columns = { map: parseMapOption(values.map), ignoreUnknown: values["ignore-unknown"] ?? false };
   const project = await findProject(db, projectId);
   if (!project) throw new UsageError(`no project ${projectId}`);
   const size = runtime.fileSize(file);
   if (size === null) throw new UsageError(`no file ${file}`);
 
   const bar = progress(dryRun ? "import (dry run)" : "import", size);
-  const { summary: s, bytesRead, headerSeen, failure: csvError } = await importCsv(db, runtime.readStream(file), {
+  const { summary: s, bytesRead, plan, failure: csvError } = await importCsv(db, runtime.readStream(file), {
     project,
     dryRun,
+    columns,
     transact: (work) => db.transaction().execute(work),
     onRecord: (summary, bytes) => bar.update(summary.rows, bytes),
   });
   const failure = csvError ? `${file}: ${describeCsvError(csvError)}` : undefined;
-  if (!headerSeen && !failure) throw new UsageError(`${file} has no header row`);
+  if (!plan && !failure) throw new UsageError(`${file} has no header row`);
   bar.done(s.rows, bytesRead);
-  printSummary(values.json, s, { projectId, file, dryRun, failure });
+  printSummary(values.json, s, plan, { projectId, file, dryRun, failure });
   if (failure) throw new UsageError(`${failure} Rows before it were ${dryRun ? "checked" : "imported"}; see the summary.`);
 }
 
-function printSummary(json: boolean | undefined, s: Summary, run: { projectId: string; file: string; dryRun: boolean; failure?: string }) {
+/** The summary's `columns` (each header and the field it filled, null when skipped) and `skippedColumns` (headers). */
+function columnsOf(plan: HeaderPlan | null) {
+  const matches = plan?.matches ?? [];
+  return {
+    columns: matches.map((m) => ({ header: m.header, field: m.column ? fieldOf(m.column) : null })),
+    skippedColumns: matches.filter((m) => !m.column).map((m) => m.header),
+  };
+}
+
+function printSummary(json: boolean | undefined, s: Summary, plan: HeaderPlan | null, run: { projectId: string; file: string; dryRun: boolean; failure?: string }) {
   if (json) {
     const { created, skipped, skippedCount, rows } = s;
-    console.log(JSON.stringify({ created, skipped, skippedCount, rows, dryRun: run.dryRun, projectId: run.projectId, ...(run.failure && { error: run.failure }) }));
+    const summary = { created, skipped, skippedCount, rows, ...columnsOf(plan), dryRun: run.dryRun, projectId: run.projectId };
+    console.log(JSON.stringify({ ...summary, ...(run.failure && { error: run.failure }) }));
     return;
   }
   const verb = run.dryRun ? "would be created (dry run: nothing was written)" : "created";
   const lines = [`${run.file}: ${s.rows} rows, ${s.created} contacts ${verb} in ${run.projectId}, ${s.skippedCount} skipped.`];
+  const skippedColumns = (plan?.matches ?? []).flatMap((m, i) => (m.skipped ? [`${m.header.trim() || `column ${i + 1}`} (${SKIP_REASONS[m.skipped]})`] : []));
+  if (skippedColumns.length > 0) lines.push(`skipped columns: ${skippedColumns.join(", ")}`);
   for (const k of s.skipped.slice(0, 50)) lines.push(`  row ${k.row}: ${k.reason}${k.fieldName ? ` (${k.fieldName})` : ""}`);
   if (s.skippedCount > 50) lines.push(`  … and ${s.skippedCount - 50} more (--json lists up to ${MAX_LISTED_SKIPS}).`);
   console.log(lines.join("\n"));

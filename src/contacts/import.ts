@@ -1,6 +1,7 @@
 import { sql, type Transaction } from "kysely";
 import { CsvError, parseCsv } from "../cli/csv.ts";
-import { buildRow, mapHeader, type RowResult } from "../cli/import-columns.ts";
+import { mapHeader, type ColumnChoices, type HeaderPlan } from "../cli/import-columns.ts";
+import { buildRow, contactTypeNames, type ContactTypeNames, type RowResult } from "../cli/import-rows.ts";
 import type { Database, Db } from "../db/schema.ts";
 import { ApiError } from "../errors.ts";
 import { allCustomFields } from "../reference/repository.ts";
@@ -59,6 +60,8 @@ export interface ImportOptions {
   transact<T>(work: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
   /** How long one transaction may keep writing rows (default 50 ms). */
   budgetMs?: number;
+  /** --map, the console's choices and --ignore-unknown (decisions §17). */
+  columns?: ColumnChoices;
   /** The summary to fill; the caller keeps what was done even when the import throws. */
   summary?: Summary;
   /** After each data record is read (progress); awaited when it returns a promise. */
@@ -70,8 +73,8 @@ export interface ImportOptions {
 export interface ImportOutcome {
   summary: Summary;
   bytesRead: number;
-  /** False for an empty file (no header row). */
-  headerSeen: boolean;
+  /** The header's columns and what each fills; null for an empty file (no header row). */
+  plan: HeaderPlan | null;
   /** The CSV error that stopped the read; the rows before it were imported. */
   failure: CsvError | null;
   /** Whether `stopRequested` ended the read early; every row up to `summary.rows` was then written or rejected. */
@@ -134,6 +137,13 @@ async function* counted(source: AsyncIterable<Uint8Array>, total: { bytes: numbe
   }
 }
 
+/** The project's contact types, read once per import when a column names types (decisions §17: by name). */
+async function typesOf(db: Db, projectId: string, plan: HeaderPlan): Promise<ContactTypeNames | undefined> {
+  if (!plan.matches.some((m) => m.column?.kind === "contactType")) return undefined;
+  const rows = await db.selectFrom("contact_types").select(["id", "name"]).where("project_id", "=", projectId).orderBy("created_at").orderBy("id").execute();
+  return contactTypeNames(rows);
+}
+
 /**
  * Streams a CSV file into the project's contacts, in constant memory. The header maps
  * columns to fields (src/cli/import-columns.ts); an unknown or repeated column throws
@@ -146,17 +156,19 @@ export async function importCsv(db: Db, source: AsyncIterable<Uint8Array>, o: Im
   const fields = await allCustomFields(db, o.project.id);
   const read = { bytes: 0 };
   const batch: Array<{ row: number; input: ContactInput }> = [];
-  let columns: ReturnType<typeof mapHeader> | undefined;
+  let plan: HeaderPlan | null = null;
+  let types: ContactTypeNames | undefined;
   let failure: CsvError | null = null;
   let stopped = false;
   try {
     for await (const record of parseCsv(counted(source, read))) {
-      if (!columns) {
-        columns = mapHeader(record, fields);
+      if (!plan) {
+        plan = mapHeader(record, fields, o.columns);
+        types = await typesOf(db, o.project.id, plan);
         continue;
       }
       const row = ++s.rows;
-      const built: RowResult = s.quotaExhausted ? { ok: false, reason: QUOTA_REASON } : buildRow(columns, record);
+      const built: RowResult = s.quotaExhausted ? { ok: false, reason: QUOTA_REASON } : buildRow(plan.matches, record, types);
       if (built.ok) batch.push({ row, input: built.input });
       else s.skip({ row, reason: built.reason, fieldName: built.fieldName });
       if (batch.length >= BATCH_SIZE) await writeBatch(batch, s, o);
@@ -172,5 +184,5 @@ export async function importCsv(db: Db, source: AsyncIterable<Uint8Array>, o: Im
     failure = error;
   }
   await writeBatch(batch, s, o);
-  return { summary: s, bytesRead: read.bytes, headerSeen: columns !== undefined, failure, stopped };
+  return { summary: s, bytesRead: read.bytes, plan, failure, stopped };
 }

@@ -1,11 +1,13 @@
 /**
- * The admin console's CSV import over HTTP (decisions §14, §17): a multipart upload that
- * runs in the background of the server through the importer of `crm import`, its page
- * polled until done, then its summary; the contacts read back through the API.
+ * The admin console's CSV import over HTTP (decisions §14, §17): a multipart upload, the
+ * preview of its columns (nothing written yet), the start, the import running in the
+ * background of the server through the importer of `crm import`, its page polled until
+ * done, then its summary; the contacts read back through the API.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { AdminClient, pageText, signedInAdmin, tableRows, type AdminPage } from "../helpers/admin.ts";
 import { startServer, walk, type ProjectInfo, type ServerHandle } from "../helpers/server.ts";
+import { openSideDatabase } from "../helpers/side-db.ts";
 import { until } from "../helpers/until.ts";
 
 setDefaultTimeout(120_000);
@@ -33,6 +35,25 @@ async function upload(p: { id: string }, csv: string | Blob, opts: { name?: stri
   return admin.request("POST", importPath(p), { body: form, headers: { Origin: server.origin } });
 }
 
+const uploadPath = (p: { id: string }) => new RegExp(`^${importPath(p)}/uploads/imp_[A-Za-z0-9]{22}$`);
+
+/** Opens the upload's preview (for its form's token) and posts "Start import" with `choices` (col-N → field or "skip"). */
+async function start(preview: string, choices: Record<string, string> = {}) {
+  const page = await admin.get(preview);
+  expect(page.status).toBe(200);
+  return admin.post(`${preview}/start`, choices);
+}
+
+/** Upload, then start with no choice: the import's page location. */
+async function uploadAndStart(p: { id: string }, csv: string | Blob, opts: { name?: string } = {}) {
+  const posted = await upload(p, csv, opts);
+  expect(posted.status, posted.text.slice(0, 300)).toBe(303);
+  expect(posted.location).toMatch(uploadPath(p));
+  const started = await start(posted.location!);
+  expect(started.status, pageText(started.text).slice(0, 300)).toBe(303);
+  return started.location!;
+}
+
 const refreshes = (page: AdminPage) => /<meta http-equiv="refresh" content="\d+"/.test(page.text);
 
 /** Polls the import's page (as its meta refresh would) until it stops refreshing itself. */
@@ -57,10 +78,9 @@ describe("CSV import in the console (decisions §14, §17)", () => {
   beforeAll(async () => {
     p = await server.newProject();
     const csv = "firstName,lastName,email,tags\n" + "Ada,Lovelace,ada@example.com,vip\n" + "Bob,,not-an-email,\n" + "Cy,Young,cy@example.com,\n" + ",,,\n" + "Dee,,dee@example.com,vip;new\n";
-    const posted = await upload(p, csv, { name: "people.csv" });
-    expect(posted.status, posted.text.slice(0, 300)).toBe(303);
-    expect(posted.location).toMatch(new RegExp(`^${importPath(p)}/imp_[A-Za-z0-9]{22}$`));
-    done = await finished(posted.location!);
+    const location = await uploadAndStart(p, csv, { name: "people.csv" });
+    expect(location).toMatch(new RegExp(`^${importPath(p)}/imp_[A-Za-z0-9]{22}$`));
+    done = await finished(location);
   });
 
   test("the summary shows the rows, the 3 created and the 2 rejected rows with their reasons and fields", () => {
@@ -90,7 +110,7 @@ describe("CSV import in the console (decisions §14, §17)", () => {
     const page = await admin.get(importPath(p));
     expect(page.text).toMatch(/<h1[^>]*>Import<\/h1>/);
     expect(page.text).toContain('<label for="f-file">CSV file</label>');
-    expect(page.text).toContain('<button type="submit">Import</button>');
+    expect(page.text).toContain('<button type="submit">Upload</button>');
     expect(page.text).toContain('enctype="multipart/form-data"');
     const rows = tableRows(page.text, "Recent imports");
     expect(rows).toHaveLength(1);
@@ -100,21 +120,137 @@ describe("CSV import in the console (decisions §14, §17)", () => {
   });
 });
 
-describe("what an import refuses or stops on", () => {
-  test("an unknown column is the import's failure reason, and nothing is imported", async () => {
-    const p = await server.newProject();
-    const posted = await upload(p, "firstName,favouriteColour\nAda,red\n");
-    expect(posted.status).toBe(303);
-    const page = await finished(posted.location!);
-    expect(summary(page, "Status")).toBe("Failed");
-    expect(pageText(page.text)).toContain('Failure reason unknown column "favouriteColour".');
-    expect((await p.api("GET", "/contacts")).json.data).toEqual([]);
+describe("the columns of an upload are shown before it runs (decisions §17)", () => {
+  let p: ProjectInfo;
+  let stage: string;
+  const csv =
+    "contactId,First Name,Last Nme,E-mail,Lead Status,Fax\n" +
+    "CR-4,Ada,Lovelace,ada@example.com,hot,111\n" +
+    "CR-5,Bob,Babbage,bob@example.com,cold,222\n" +
+    "CR-6,Cy,Young,cy@example.com,warm,333\n" +
+    "CR-7,Dee,Dee,dee@example.com,new,444\n";
+
+  beforeAll(async () => {
+    p = await server.newProject();
+    stage = (await server.cli(["custom-field", "create", "--project", p.id, "--title", "Stage", "--type", "text", "--json"])).id;
   });
 
+  test("the preview lists each column's field, read-only ones skipped, unknown ones with their closest field, under the first 3 rows; nothing is written yet", async () => {
+    const posted = await upload(p, csv, { name: "hubspot.csv" });
+    expect(posted.status).toBe(303);
+    expect(posted.location).toMatch(uploadPath(p));
+    const page = await admin.get(posted.location!);
+    expect(page.status).toBe(200);
+    expect(page.text).toMatch(/<h1[^>]*>Check the columns of hubspot\.csv<\/h1>/);
+    const rows = tableRows(page.text, "Columns");
+    expect(rows.map((r) => r[0])).toEqual(["contactId", "First Name", "Last Nme", "E-mail", "Lead Status", "Fax"]);
+    expect(rows[0]).toEqual(["contactId", "skipped: set by the service", "CR-4", "CR-5", "CR-6"]);
+    expect(rows[1]).toEqual(["First Name", "firstName", "Ada", "Bob", "Cy"]);
+    expect(rows[3]).toEqual(["E-mail", "email", "ada@example.com", "bob@example.com", "cy@example.com"]);
+    expect(rows[2]![1]).toStartWith("unknown — closest: lastName Choose a field… Skip this column firstName lastName");
+    expect(rows[2]![1]).toContain("Stage (custom field)");
+    expect(page.text).toContain('<select id="f-col-2" name="col-2" aria-label="Field for column Last Nme"');
+    expect(page.text).not.toContain("Dee");
+    expect(page.text).toContain('<button type="submit">Start import</button>');
+    expect((await p.api("GET", "/contacts")).json.data).toEqual([]);
+    expect(tableRows((await admin.get(importPath(p))).text, "Recent imports")).toEqual([]);
+  });
+
+  test("a start with an unknown column left without a choice is refused (422), saying which; nothing is imported", async () => {
+    const posted = await upload(p, csv);
+    const refused = await start(posted.location!, { "col-2": "lastName", "col-5": "skip" });
+    expect(refused.status).toBe(422);
+    expect(pageText(refused.text)).toContain("There is a problem Choose the field of column “Lead Status”, or skip it.");
+    // The choices made are kept on the page, each column still with its closest field.
+    expect(refused.text).toContain('<option value="lastName" selected="">lastName</option>');
+    expect(tableRows(refused.text, "Columns")[2]![1]).toStartWith("unknown — closest: lastName");
+    expect((await p.api("GET", "/contacts")).json.data).toEqual([]);
+    expect((await admin.get(posted.location!)).status).toBe(200);
+  });
+
+  test("a choice that repeats a matched field is refused naming both columns", async () => {
+    const posted = await upload(p, csv);
+    const refused = await start(posted.location!, { "col-2": "email", "col-4": "skip", "col-5": "skip" });
+    expect(refused.status).toBe(422);
+    expect(pageText(refused.text)).toContain('columns "Last Nme" and "E-mail" both set email.');
+  });
+
+  test("started, it imports the matched columns and the unknown ones into the fields chosen; skipped ones are not imported; the upload is then gone", async () => {
+    const posted = await upload(p, csv, { name: "chosen.csv" });
+    const started = await start(posted.location!, { "col-2": "lastName", "col-4": `customFields.${stage}`, "col-5": "skip" });
+    expect(started.status).toBe(303);
+    const id = posted.location!.split("/").pop();
+    expect(started.location).toBe(`${importPath(p)}/${id}`);
+    const done = await finished(started.location!);
+    expect(summary(done, "Status")).toBe("Done");
+    expect(summary(done, "Created")).toBe("4");
+    const { items } = await walk(p.api, "/contacts");
+    const ada = items.find((c: any) => c.firstName === "Ada");
+    expect(ada).toMatchObject({ lastName: "Lovelace", email: "ada@example.com", customFields: { [stage]: "hot" }, source: "import" });
+    expect(items.map((c: any) => c.contactId).sort()).toEqual(["CR-1", "CR-2", "CR-3", "CR-4"]);
+    expect(JSON.stringify(items)).not.toContain("111");
+    // Started once: its preview and a second start answer 404, and nothing more is imported.
+    const again = await admin.post(`${posted.location}/start`, { "col-2": "lastName", "col-4": "skip", "col-5": "skip" });
+    expect(again.status).toBe(404);
+    expect(pageText(again.text)).toContain("This upload is gone");
+    expect((await admin.get(posted.location!)).status).toBe(404);
+    expect((await walk(p.api, "/contacts")).items).toHaveLength(4);
+  });
+
+  test("the start form needs its CSRF token: without it, 403 and nothing starts", async () => {
+    const own = await server.newProject();
+    const posted = await upload(own, "firstName\nMallory\n");
+    await admin.get(posted.location!);
+    const refused = await admin.post(`${posted.location}/start`, { _csrf: "x".repeat(43) });
+    expect(refused.status).toBe(403);
+    expect(tableRows((await admin.get(importPath(own))).text, "Recent imports")).toEqual([]);
+    expect((await own.api("GET", "/contacts")).json.data).toEqual([]);
+  });
+
+  test("an upload older than an hour is gone: its preview and its start answer 404", async () => {
+    const own = await server.newProject();
+    const posted = await upload(own, "firstName\nLate\n");
+    const id = posted.location!.split("/").pop();
+    await admin.get(posted.location!);
+    const db = await openSideDatabase(server.env);
+    try {
+      await db.run("UPDATE admin_import_uploads SET created_at = ? WHERE id = ?", new Date(Date.now() - 61 * 60_000).toISOString(), id);
+    } finally {
+      await db.close();
+    }
+    expect((await admin.get(posted.location!)).status).toBe(404);
+    const refused = await admin.post(`${posted.location}/start`);
+    expect(refused.status).toBe(404);
+    expect(pageText(refused.text)).toContain("an upload is kept for an hour");
+    expect((await own.api("GET", "/contacts")).json.data).toEqual([]);
+    // The next upload (of any project) deletes it.
+    expect((await upload(p, "firstName\nNext\n")).status).toBe(303);
+    const side = await openSideDatabase(server.env, { readonly: true });
+    try {
+      expect(await side.get("SELECT count(*) AS n FROM admin_import_uploads WHERE id = ?", id)).toEqual({ n: 0 });
+    } finally {
+      await side.close();
+    }
+  });
+
+  test("a file without a header row shows so, and cannot be started", async () => {
+    const own = await server.newProject();
+    const posted = await upload(own, "\n\n");
+    const page = await admin.get(posted.location!);
+    expect(pageText(page.text)).toContain("The file has no header row, so it cannot be imported.");
+    expect(page.text).not.toContain("Start import</button>");
+    const refused = await admin.post(`${posted.location}/start`);
+    expect(refused.status).toBe(422);
+  });
+});
+
+describe("what an import refuses or stops on", () => {
   test("a malformed record stops the import there; the rows before it are imported", async () => {
     const p = await server.newProject();
-    const posted = await upload(p, 'firstName,email\nAna,ana@example.com\n"Ben,ben@example.com\n');
-    const page = await finished(posted.location!);
+    const file = 'firstName,email\nAna,ana@example.com\n"Ben,ben@example.com\n';
+    const preview = await admin.get((await upload(p, file)).location!);
+    expect(pageText(preview.text)).toContain("The file has a malformed record, row 2: a quoted field is not closed at the end of the file. The import would stop there");
+    const page = await finished(await uploadAndStart(p, file));
     expect(summary(page, "Status")).toBe("Failed");
     expect(pageText(page.text)).toContain("row 2: a quoted field is not closed at the end of the file. The rows before it were imported.");
     expect(summary(page, "Created")).toBe("1");
@@ -123,8 +259,7 @@ describe("what an import refuses or stops on", () => {
 
   test("the project's contact quota is respected: rows past it are rejected", async () => {
     const p = await server.newProject({ contactQuota: 2 });
-    const posted = await upload(p, "firstName\nA\nB\nC\nD\n");
-    const page = await finished(posted.location!);
+    const page = await finished(await uploadAndStart(p, "firstName\nA\nB\nC\nD\n"));
     expect(summary(page, "Created")).toBe("2");
     expect(tableRows(page.text, "Rejected rows")).toEqual([
       ["3", "contact quota exhausted", "—"],
@@ -160,23 +295,27 @@ describe("what an import refuses or stops on", () => {
     expect(pageText(res.text)).toContain("Too large");
   });
 
-  test("while an import runs its page shows a progress bar and refreshes itself; a second upload waits for it; the API is still answered", async () => {
+  test("while an import runs its page shows a progress bar and refreshes itself; a second upload or start waits for it; the API is still answered", async () => {
     const p = await server.newProject();
+    const waiting = await upload(p, "firstName\nEarlier\n");
+    expect(waiting.status).toBe(303);
     const rows = Array.from({ length: 2000 }, (_, i) => `Person${i},person${i}@example.com`);
-    const posted = await upload(p, `firstName,email\n${rows.join("\n")}\n`, { name: "many.csv" });
-    expect(posted.status).toBe(303);
-    const running = await admin.get(posted.location!);
+    const location = await uploadAndStart(p, `firstName,email\n${rows.join("\n")}\n`, { name: "many.csv" });
+    const running = await admin.get(location);
     expect(summary(running, "Status")).toBe("Running");
     expect(refreshes(running)).toBe(true);
     expect(running.text).toMatch(/<progress max="\d+" value="\d+"/);
     const second = await upload(p, "firstName\nLater\n");
     expect(second.status).toBe(409);
     expect(pageText(second.text)).toContain("An import of this project is still running");
+    const startedMeanwhile = await start(waiting.location!);
+    expect(startedMeanwhile.status).toBe(409);
+    expect(pageText(startedMeanwhile.text)).toContain("An import of this project is still running; start this one once it finishes.");
     // The import shares the API's write queue in short transactions: a write request gets through meanwhile.
     const started = Date.now();
     expect((await p.api("POST", "/contacts", { body: { firstName: "Meanwhile" } })).status).toBe(201);
     expect(Date.now() - started).toBeLessThan(2_000);
-    const page = await finished(posted.location!);
+    const page = await finished(location);
     expect(summary(page, "Created")).toBe("2,000");
     expect(summary(page, "Skipped")).toBe("0");
   });
@@ -194,7 +333,10 @@ describe("a server stopped during an import (decisions §11)", () => {
       const form = new FormData();
       form.append("_csrf", own.csrf);
       form.append("file", new File([`firstName,email\n${rows.join("\n")}\n`], "huge.csv"));
-      const posted = await own.request("POST", importPath(p), { body: form, headers: { Origin: first.origin } });
+      const uploaded = await own.request("POST", importPath(p), { body: form, headers: { Origin: first.origin } });
+      expect(uploaded.status).toBe(303);
+      await own.get(uploaded.location!);
+      const posted = await own.post(`${uploaded.location}/start`);
       expect(posted.status).toBe(303);
       // Some progress recorded: the import is under way when SIGTERM comes.
       await until(async () => Number(summary(await own.get(posted.location!), "Rows")?.replace(/,/g, "")) > 0, { timeoutMs: 60_000, what: "the import's first progress" });

@@ -1,16 +1,18 @@
 import { Hono, type Context } from "hono";
 import { newId } from "../../lib/ids.ts";
-import { isoNow } from "../../lib/time.ts";
 import { write } from "../actions.ts";
 import type { AdminEnv } from "../env.ts";
-import { importStatus, insertImport, recentImports, runningImport, startImport, type ImportRow } from "../imports.ts";
+import { storeUpload } from "../import-uploads.ts";
+import { importStatus, recentImports, runningImport, type ImportRow } from "../imports.ts";
 import { ErrorSummary, Layout, noErrors, PostForm, projectPath, TableWrap, Time, type FormErrors } from "../ui.tsx";
 import { importPage, StatusBadge } from "./import-page.tsx";
+import { importPreview } from "./import-preview.tsx";
 
 /**
- * CSV import of a project (decisions §14, §17): upload a file, watch its progress, read the
+ * CSV import of a project (decisions §14, §17): upload a file, check which field each
+ * column fills (src/admin/pages/import-preview.tsx), start it, watch its progress, read the
  * summary. The import runs in the background through the importer of `crm import`
- * (src/admin/imports.ts); the upload answers at once with the import's own page.
+ * (src/admin/imports.ts).
  */
 export const importPages = new Hono<AdminEnv>();
 
@@ -24,9 +26,10 @@ const UploadForm = (p: { c: Context<AdminEnv>; errors?: FormErrors }) => {
         <div class={error ? "field invalid" : "field"}>
           <label for="f-file">CSV file</label>
           <p class="hint" id="f-file-hint">
-            The first row names the columns: contact fields (firstName, lastName, email, phone, businessName, website, notes, address.city, tags, …) or
-            custom fields by id or title. Each other row creates a contact with source “import”, under the project's quota; no contact.created event is sent.
-            At most 20 MiB.
+            The first row names the columns: contact fields (firstName, lastName, email, phone, businessName, website, notes, address.city, tags, …),
+            other CRMs' names for them (First Name, E-mail Address, Company, …) or custom fields by id or title. The next page shows the field of each
+            column before anything is imported. Each other row creates a contact with source “import”, under the project's quota; no contact.created
+            event is sent. At most 20 MiB.
           </p>
           {error ? (
             <p class="error" id="f-file-error">
@@ -35,7 +38,7 @@ const UploadForm = (p: { c: Context<AdminEnv>; errors?: FormErrors }) => {
           ) : null}
           <input id="f-file" type="file" name="file" accept=".csv,text/csv" required aria-invalid={error ? "true" : undefined} aria-describedby={error ? "f-file-hint f-file-error" : "f-file-hint"} />
         </div>
-        <button type="submit">Import</button>
+        <button type="submit">Upload</button>
       </PostForm>
     </section>
   );
@@ -113,10 +116,12 @@ importPages.post("/", async (c) => {
   if (await runningImport(deps.db, project.id, deps.clock.now())) {
     return refuse(409, "An import of this project is still running; wait until it finishes, then upload the next file.");
   }
+  // Stored, not run: its columns are shown first (decisions §17); the import takes this id when it starts.
   const id = newId("imp");
-  await write(c, project.id, (trx) => insertImport(trx, { id, projectId: project.id, fileName: fileNameOf(file), bytesTotal: file.size, now: isoNow(deps.clock) }));
-  startImport(deps, { id, project, file });
-  return c.redirect(`${projectPath(project, "import")}/${id}`, 303);
+  const body = new Uint8Array(await file.arrayBuffer());
+  await write(c, project.id, (trx) => storeUpload(trx, { id, projectId: project.id, fileName: fileNameOf(file), body, now: deps.clock.now() }));
+  return c.redirect(`${projectPath(project, "import")}/uploads/${id}`, 303);
 });
 
+importPages.route("/", importPreview);
 importPages.route("/", importPage);

@@ -1,0 +1,183 @@
+import { Hono, type Context } from "hono";
+import { planColumns, type Column, type ColumnMatch, type HeaderPlan } from "../../cli/import-columns.ts";
+import { ADDRESS_FIELDS, BOOLEAN_FIELDS, CONTACT_TYPE_FIELD, TEXT_FIELDS } from "../../contacts/csv-columns.ts";
+import { ApiError } from "../../errors.ts";
+import { isoNow } from "../../lib/time.ts";
+import { READ_ONLY_TYPES, type CustomField } from "../../reference/custom-fields.ts";
+import { allCustomFields } from "../../reference/repository.ts";
+import { write } from "../actions.ts";
+import type { AdminEnv } from "../env.ts";
+import { findUpload, previewUpload, takeUpload, uploadBlob, type UploadPreview, type UploadRow } from "../import-uploads.ts";
+import { insertImport, runningImport, startImport } from "../imports.ts";
+import { ErrorSummary, Layout, noErrors, PostForm, projectPath, TableWrap, type FormErrors } from "../ui.tsx";
+
+/**
+ * The console's check before an import runs (decisions §17): every column of the uploaded
+ * file with the field it fills (or why it is skipped), the first rows under them, and for
+ * each column no field matches a choice of field or "skip" (the console's --map). "Start
+ * import" turns the upload into an import (src/admin/imports.ts) with those choices.
+ */
+export const importPreview = new Hono<AdminEnv>();
+
+const SAMPLE_ROWS = 3;
+/** The select's value for "skip this column" (no field is spelled so: custom fields are offered as customFields.<id>). */
+const SKIP = "skip";
+const gone = () =>
+  new ApiError("ERR_NOT_FOUND", "This upload is gone: an upload is kept for an hour and starts one import. Upload the file again.");
+
+/** The form field of column `i`'s choice (its value: a field, "skip", or "" for none yet). */
+const choiceName = (i: number) => `col-${i}`;
+
+/** Every field a column may fill: contact fields, then the project's writable custom fields by title. */
+const fieldOptions = (fields: CustomField[]): Array<[string, string]> => [
+  ["", "Choose a field…"],
+  [SKIP, "Skip this column"],
+  ...[...TEXT_FIELDS, ...BOOLEAN_FIELDS, ...ADDRESS_FIELDS, "tags", CONTACT_TYPE_FIELD].map((f): [string, string] => [f, f === CONTACT_TYPE_FIELD ? `${f} (by name)` : f]),
+  ...fields.filter((f) => !READ_ONLY_TYPES.includes(f.type)).map((f): [string, string] => [`customFields.${f.id}`, `${f.title} (custom field)`]),
+];
+
+const fieldLabel = (column: Column) =>
+  column.kind === "custom" ? `${column.field.title} (custom field)` : column.kind === "contactType" ? `${CONTACT_TYPE_FIELD} (by name)` : column.kind === "address" ? `address.${column.key}` : column.kind === "tags" ? "tags" : column.name;
+
+interface View {
+  upload: UploadRow;
+  preview: UploadPreview;
+  fields: CustomField[];
+  /** What the admin chose per unknown column, as posted ("skip", a field, or nothing). */
+  posted: Map<number, string>;
+  /** The columns no field matches by their header, each with its closest field: each offers a choice. */
+  choosable: Map<number, string | undefined>;
+  plan: HeaderPlan | null;
+}
+
+/**
+ * The upload, its first rows and the header's plan with the choices posted for the columns
+ * no field matches (a posted field for any other column is not read: the header decides
+ * those); a missing or expired upload is a 404 page.
+ */
+async function load(c: Context<AdminEnv>, form?: AdminEnv["Variables"]["form"]): Promise<View> {
+  const { deps, project } = c.var;
+  const upload = await findUpload(deps.db, project.id, c.req.param("uploadId")!, deps.clock.now());
+  if (!upload) throw gone();
+  const [preview, fields] = await Promise.all([previewUpload(upload, SAMPLE_ROWS), allCustomFields(deps.db, project.id)]);
+  const posted = new Map<number, string>();
+  if (!preview.header) return { upload, preview, fields, posted, choosable: new Map(), plan: null };
+  const base = planColumns(preview.header, fields);
+  for (const i of base.unknown) {
+    const value = form?.[choiceName(i)];
+    if (typeof value === "string" && value !== "") posted.set(i, value);
+  }
+  return { upload, preview, fields, posted, choosable: new Map(base.unknown.map((i) => [i, base.matches[i]!.closest])), plan: posted.size ? planColumns(preview.header, fields, { chosen: chosenOf(posted) }) : base };
+}
+
+/** The posted choices as the importer takes them: a field, or "" to skip. */
+const chosenOf = (posted: Map<number, string>) => new Map([...posted].map(([i, value]): [number, string] => [i, value === SKIP ? "" : value]));
+
+const FieldCell = ({ m, i, v, error }: { m: ColumnMatch; i: number; v: View; error?: string }) => {
+  if (!v.choosable.has(i)) return m.column ? <td>{fieldLabel(m.column)}</td> : <td class="none">skipped: set by the service</td>;
+  const id = `f-${choiceName(i)}`;
+  const closest = v.choosable.get(i);
+  const hint = closest ? `unknown — closest: ${closest}` : "unknown (the column has no name)";
+  return (
+    <td class={error ? "field invalid" : "field"}>
+      <p class="hint" id={`${id}-hint`}>
+        {hint}
+      </p>
+      {error ? (
+        <p class="error" id={`${id}-error`}>
+          {error}
+        </p>
+      ) : null}
+      <select id={id} name={choiceName(i)} aria-label={`Field for column ${m.header || i + 1}`} aria-describedby={error ? `${id}-hint ${id}-error` : `${id}-hint`} aria-invalid={error ? "true" : undefined}>
+        {fieldOptions(v.fields).map(([value, text]) => (
+          <option value={value} selected={value === (v.posted.get(i) ?? "")}>
+            {text}
+          </option>
+        ))}
+      </select>
+    </td>
+  );
+};
+
+const Columns = ({ v, errors }: { v: View; errors?: FormErrors }) => (
+  <TableWrap label="Columns">
+    <table>
+      <thead>
+        <tr>
+          <th scope="col">Column</th>
+          <th scope="col">Field</th>
+          {v.preview.rows.map((_, r) => (
+            <th scope="col">Row {r + 1}</th>
+          ))}
+        </tr>
+      </thead>
+      <tbody>
+        {v.plan!.matches.map((m, i) => (
+          <tr>
+            <td class="mono">{m.header.trim() === "" ? <span class="none">(column {i + 1}, no name)</span> : m.header}</td>
+            <FieldCell m={m} i={i} v={v} error={errors?.fields[choiceName(i)]} />
+            {v.preview.rows.map((row) => (
+              <td>{row[i] ?? ""}</td>
+            ))}
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  </TableWrap>
+);
+
+function previewPage(c: Context<AdminEnv>, v: View, errors?: FormErrors, status: 200 | 409 | 422 = 200) {
+  const { project, session } = c.var;
+  const ids = Object.fromEntries((v.plan?.unknown ?? []).map((i) => [choiceName(i), `f-${choiceName(i)}`]));
+  return c.html(
+    <Layout title={`Columns of ${v.upload.file_name}`} session={session} project={project} section="import">
+      <h1>Check the columns of {v.upload.file_name}</h1>
+      <p>
+        Nothing is imported yet. Each column of the file is matched to a field by its header (case, spaces, _, - and . aside; aliases such as “First Name” or
+        “Company” count). Choose a field, or skip, for each column no field matches, then start the import. This upload is kept for an hour.
+      </p>
+      <ErrorSummary errors={errors} ids={ids} />
+      {v.preview.failure ? <p class="error">The file has a malformed record, {v.preview.failure} The import would stop there; the rows before it would be imported.</p> : null}
+      {v.plan ? (
+        <PostForm action={`${projectPath(project, "import")}/uploads/${v.upload.id}/start`} token={session.csrfToken} label="Start import">
+          <Columns v={v} errors={errors} />
+          <button type="submit">Start import</button>
+        </PostForm>
+      ) : (
+        <p class="error">The file has no header row, so it cannot be imported.</p>
+      )}
+      <p>
+        <a href={projectPath(project, "import")}>Back to imports</a>
+      </p>
+    </Layout>,
+    status,
+  );
+}
+
+importPreview.get("/uploads/:uploadId", async (c) => previewPage(c, await load(c)));
+
+importPreview.post("/uploads/:uploadId/start", async (c) => {
+  const { deps, project } = c.var;
+  const v = await load(c, c.var.form);
+  const errors = noErrors();
+  if (!v.plan) errors.general.push("The file has no header row, so it cannot be imported.");
+  for (const i of v.plan?.unknown ?? []) {
+    const header = v.plan!.matches[i]!.header.trim();
+    errors.fields[choiceName(i)] = `Choose the field of column ${header ? `“${header}”` : i + 1}, or skip it.`;
+  }
+  errors.general.push(...(v.plan?.problems ?? []).map((p) => `${p}.`));
+  if (errors.general.length > 0 || Object.keys(errors.fields).length > 0) return previewPage(c, v, errors, 422);
+  // One import of a project at a time (on any node), as for an upload (src/admin/pages/import.tsx).
+  if (await runningImport(deps.db, project.id, deps.clock.now())) {
+    errors.general.push("An import of this project is still running; start this one once it finishes.");
+    return previewPage(c, v, errors, 409);
+  }
+  const { upload } = v;
+  await write(c, project.id, async (trx) => {
+    // Deleted first: of two starts of one upload, the second finds nothing and starts nothing.
+    if (!(await takeUpload(trx, project.id, upload.id))) throw gone();
+    await insertImport(trx, { id: upload.id, projectId: project.id, fileName: upload.file_name, bytesTotal: upload.body.byteLength, now: isoNow(deps.clock) });
+  });
+  startImport(deps, { id: upload.id, project, file: uploadBlob(upload), columns: { chosen: chosenOf(v.posted) } });
+  return c.redirect(`${projectPath(project, "import")}/${upload.id}`, 303);
+});
