@@ -19,6 +19,7 @@ export const PROJECT_SECTIONS = [
   ["webhooks", "Webhooks"],
   ["events", "Events"],
   ["import", "Import"],
+  ["export", "Export"],
 ] as const;
 export type Section = (typeof PROJECT_SECTIONS)[number][0] | "settings";
 

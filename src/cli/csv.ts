@@ -225,3 +225,29 @@ export async function* parseCsv(source: AsyncIterable<Uint8Array | string>, limi
   yield* parser.push(decoder.decode());
   yield* parser.end();
 }
+
+/**
+ * A cell must be quoted (RFC 4180) when it holds a comma, a quote or a line break, and also
+ * when it starts or ends with white space, which some readers trim from unquoted cells.
+ */
+const NEEDS_QUOTES = /[",\r\n]|^\s|\s$/;
+
+/**
+ * One cell as `crm export` writes it (decisions §17): as is, or quoted with its quotes
+ * doubled. Nothing else is changed, not even a leading `=`, `+`, `-` or `@` that a
+ * spreadsheet would read as a formula: the file must re-import exactly (docs/import-export.md).
+ */
+export function csvField(value: string): string {
+  return NEEDS_QUOTES.test(value) ? `"${value.replaceAll('"', '""')}"` : value;
+}
+
+/**
+ * One record, its cells quoted as needed, ended by CRLF (RFC 4180; the parser above reads it
+ * back). A record of one empty cell is written `""`: a bare empty line is skipped on reading.
+ */
+export function csvRecord(cells: readonly string[]): string {
+  if (cells.length === 1 && cells[0] === "") return '""\r\n';
+  let line = "";
+  for (let i = 0; i < cells.length; i++) line += (i === 0 ? "" : ",") + csvField(cells[i]!);
+  return `${line}\r\n`;
+}

@@ -1,6 +1,7 @@
 import { Database } from "bun:sqlite";
 import { createReadStream, statSync } from "node:fs";
 import { createPrivateFile, mkdirp, readStdinLine, readText, removeFile } from "./files.ts";
+import { fileSink, renameFile, stdoutSink } from "./sink.ts";
 import { BunSqliteDialect } from "kysely-bun-sqlite";
 import { immediateTransactions } from "./immediate.ts";
 import type { Runtime, SqliteHandle } from "./types.ts";
@@ -72,6 +73,8 @@ export const bunRuntime: Runtime = {
   removeFile,
   fileSize: (path) => statSync(path, { throwIfNoEntry: false })?.size ?? null,
   readStream: (path) => createReadStream(path, { highWaterMark: 64 * 1024 }),
+  openSink: async (path) => (path === undefined ? stdoutSink() : fileSink(path)),
+  renameFile,
   writeStderr: (text) => void process.stderr.write(text),
   collectGarbage: () => Bun.gc(true),
   isTerminal: () => Boolean(process.stdout.isTTY),

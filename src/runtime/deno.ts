@@ -2,6 +2,7 @@
 import { DatabaseSync } from "node:sqlite";
 import { createReadStream, statSync } from "node:fs";
 import { createPrivateFile, mkdirp, readStdinLine, readText, removeFile } from "./files.ts";
+import { fileSink, renameFile, stdoutSink } from "./sink.ts";
 import process from "node:process";
 import { bindable, nodeSqliteDialect, type SyncDatabase } from "./node-sqlite-dialect.ts";
 import type { Runtime, SqliteHandle } from "./types.ts";
@@ -46,6 +47,8 @@ export const denoRuntime: Runtime = {
   removeFile,
   fileSize: (path) => statSync(path, { throwIfNoEntry: false })?.size ?? null,
   readStream: (path) => createReadStream(path, { highWaterMark: 64 * 1024 }),
+  openSink: async (path) => (path === undefined ? stdoutSink() : fileSink(path)),
+  renameFile,
   writeStderr: (text) => void process.stderr.write(text),
   isTerminal: () => Deno.stdout.isTerminal(),
 };

@@ -1,4 +1,7 @@
 import type { Dialect } from "kysely";
+import type { TextSink } from "./sink.ts";
+
+export type { TextSink };
 
 /** An open SQLite database: the Kysely dialect plus the few raw operations Kysely lacks. */
 export interface SqliteHandle {
@@ -59,6 +62,10 @@ export interface Runtime {
   fileSize(path: string): number | null;
   /** A file as a stream of byte chunks, read in constant memory (`crm import`). */
   readStream(path: string): AsyncIterable<Uint8Array>;
+  /** Standard output (no path) or a new owner-only file, written with backpressure (`crm export`, src/runtime/sink.ts). */
+  openSink(path?: string): Promise<TextSink>;
+  /** Renames a file onto another in one step (`crm export --output`: FILE appears only whole). */
+  renameFile(from: string, to: string): Promise<void>;
   /** Writes to stderr without adding a line break (a progress bar redrawn with \r). */
   writeStderr(text: string): void;
   /** A full garbage collection now, where the runtime offers one (Bun); absent on Deno. */

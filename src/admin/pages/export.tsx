@@ -1,0 +1,100 @@
+import { Hono, type Context } from "hono";
+import { exportContacts, type ExportFormat } from "../../contacts/export.ts";
+import type { AdminEnv } from "../env.ts";
+import { Layout, projectPath } from "../ui.tsx";
+
+/**
+ * A project's "Export" action (decisions §14, §17): a page with the contact count and two
+ * downloads, CSV and JSON lines, streamed by the exporter of `crm export`
+ * (src/contacts/export.ts), so a download is byte for byte what the CLI writes. Mounted at
+ * /admin/projects/:projectId: the downloads are /export.csv and /export.jsonl beside /export.
+ */
+export const exportPages = new Hono<AdminEnv>();
+
+const TYPES: Record<ExportFormat, string> = { csv: "text/csv; charset=utf-8", jsonl: "application/x-ndjson" };
+
+/** `Acme Ltd.` → `acme-ltd`: a file name every system takes; the project id when nothing is left. */
+export function fileStem(project: { id: string; name: string }): string {
+  const slug = project.name
+    .normalize("NFKD")
+    .replace(/[\u0300-\u036f]/g, "")
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "")
+    .slice(0, 60)
+    .replace(/-+$/, "");
+  return slug || project.id;
+}
+
+const ExportPage = (p: { c: Context<AdminEnv> }) => {
+  const project = p.c.var.project;
+  const base = projectPath(project, "export");
+  const count = project.contactCount;
+  return (
+    <Layout title="Export" session={p.c.var.session} project={project} section="export">
+      <h1>Export</h1>
+      <section class="card" aria-labelledby="download">
+        <h2 id="download">Download every contact</h2>
+        <p>
+          This project has <strong>{count.toLocaleString("en")}</strong> {count === 1 ? "contact" : "contacts"}. The file lists them in contact-number order
+          (CR-1, CR-2, …), as they are while it downloads.
+        </p>
+        <div class="actions">
+          <a class="button" href={`${base}.csv`} download>
+            Download CSV
+          </a>
+          <a class="button secondary" href={`${base}.jsonl`} download>
+            Download JSON lines
+          </a>
+        </div>
+        <p class="hint">
+          CSV: one row per contact, tags and multi-select values joined by “; ”, custom fields by title; it imports into another project as the same contacts
+          (Import). JSON lines: one contact per line, exactly as the API answers GET /v1/contacts/CR-n. The same files come from{" "}
+          <code>crm export --project {project.id} --format csv|jsonl</code>.
+        </p>
+        <p class="hint">
+          Opening the CSV in a spreadsheet: cells are written exactly as stored, so a value that starts with =, +, - or @ may be read as a formula. Import it
+          as text (Data › From Text/CSV) rather than opening it directly if its contacts came from forms or other people.
+        </p>
+      </section>
+    </Layout>
+  );
+};
+
+exportPages.get("/export", (c) => c.html(<ExportPage c={c} />));
+
+/**
+ * A download of the export: a stream the browser pulls, each page of contacts read only
+ * when the previous one has been sent (constant memory, a slow client slows its own export).
+ * An error past the first byte cannot change the status any more: the stream is broken
+ * off, so the browser reports a failed download instead of saving a short file as whole.
+ */
+function download(c: Context<AdminEnv>, format: ExportFormat) {
+  const { deps, project } = c.var;
+  const chunks = exportContacts(deps.db, project.id, format);
+  const encoder = new TextEncoder();
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const next = await chunks.next();
+        if (next.done) controller.close();
+        else controller.enqueue(encoder.encode(next.value));
+      } catch (error) {
+        deps.log.error("export failed", { requestId: c.var.requestId, projectId: project.id, error: String((error as Error)?.message ?? error) });
+        controller.error(error);
+      }
+    },
+    async cancel() {
+      await chunks.return(undefined);
+    },
+  });
+  const date = new Date(deps.clock.now()).toISOString().slice(0, 10);
+  return c.body(body, 200, {
+    "Content-Type": TYPES[format],
+    "Content-Disposition": `attachment; filename="${fileStem(project)}-contacts-${date}.${format}"`,
+    "Cache-Control": "no-store",
+  });
+}
+
+exportPages.get("/export.csv", (c) => download(c, "csv"));
+exportPages.get("/export.jsonl", (c) => download(c, "jsonl"));
