@@ -3,7 +3,9 @@ import { parseCommandLine, UsageError } from "./cli/args.ts";
 import { adminCreate, adminDelete, adminList, adminSetPassword } from "./cli/admin.ts";
 import { backupCommand } from "./cli/backup.ts";
 import type { CommandName, Input } from "./cli/commands.ts";
+import { contactErase } from "./cli/contact-erase.ts";
 import { copyToPostgresCommand } from "./cli/copy-to-postgres.ts";
+import { exportCommand } from "./cli/export.ts";
 import { formCreate, formList } from "./cli/forms.ts";
 import { healthcheckCommand } from "./cli/healthcheck.ts";
 import { helpText, overallUsage } from "./cli/help.ts";
@@ -54,6 +56,8 @@ const RUN: { [N in Runnable]: Run<N> } = {
   "form create": onStorage((s, input) => formCreate(s.db, input)),
   "form list": onStorage((s, input) => formList(s.db, input)),
   import: onStorage((s, input) => importCommand(s.db, input)),
+  export: onStorage((s, input) => exportCommand(s.db, input)),
+  "contact erase": onStorage((s, input, config) => contactErase(s.db, config, input)),
   backup: onStorage((s, input) => backupCommand(s, input)),
   "admin create": onStorage((s, input) => adminCreate(s.db, input)),
   "admin list": onStorage((s, input) => adminList(s.db, input)),

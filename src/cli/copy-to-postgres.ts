@@ -1,9 +1,9 @@
-import { dirname, join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { ConfigError, configSchema, type Config } from "../config.ts";
 import { openDatabase } from "../db/open.ts";
 import { openPostgres } from "../db/postgres/open.ts";
 import { runtime } from "../runtime/index.ts";
-import { checkSecretKey, loadSecretBox, type SecretBox } from "../webhooks/secret-box.ts";
+import { checkSecretKey, existingSecretBox } from "../webhooks/secret-box.ts";
 import { output, UsageError } from "./args.ts";
 import type { Input } from "./commands.ts";
 import { COPY_ORDER, copyTables } from "./copy-tables.ts";
@@ -39,7 +39,7 @@ export async function copyToPostgresCommand(config: Config, { values, args }: In
   try {
     // The key check travels with the settings: written here when the file predates it, so
     // a node started on the copy with another key is refused at start (secret-box.ts).
-    const secrets = existingSecretBox(config, path);
+    const secrets = existingSecretBox(config.CRM_SECRET_KEY, path);
     if (secrets) await checkSecretKey(source.db, secrets);
     const tables = await copyInto(url, source.raw);
     const ms = Date.now() - started;
@@ -81,8 +81,3 @@ async function copyInto(url: string, sqlite: Parameters<typeof copyTables>[0]) {
   }
 }
 
-/** The key that sealed the file's secrets: CRM_SECRET_KEY, or secret.key beside it; null when neither exists (never created here). */
-function existingSecretBox(config: Config, path: string): SecretBox | null {
-  if (config.CRM_SECRET_KEY) return loadSecretBox(config.CRM_SECRET_KEY, path);
-  return runtime.fileSize(join(dirname(path), "secret.key")) === null ? null : loadSecretBox(undefined, path);
-}

@@ -144,8 +144,16 @@ export async function updateContactRow(db: Db, id: number, row: Partial<NewConta
   await db.updateTable("contacts").set(row).where("id", "=", id).execute();
 }
 
+/** A number held by a contact, or once held by an erased one (decisions §17: never given again). */
 export async function contactNumberTaken(db: Db, projectId: string, contactNumber: number): Promise<boolean> {
-  return (await findContactRow(db, projectId, contactNumber)) !== undefined;
+  if (await findContactIdentity(db, projectId, contactNumber)) return true;
+  const erased = await db
+    .selectFrom("erased_contacts")
+    .select("contact_number")
+    .where("project_id", "=", projectId)
+    .where("contact_number", "=", contactNumber)
+    .executeTakeFirst();
+  return erased !== undefined;
 }
 
 /** The copied order keys of a contact's tag and term rows (db/0001_init.sql). */

@@ -9,11 +9,26 @@ import type { EventType } from "./catalog.ts";
  * payload holds. `recordEvent` takes data of these types, and the OpenAPI document's
  * `webhooks` section and GET /events show them (decisions §15).
  */
-const ContactCreatedData = z.object({ contact: ContactSchema }).openapi("ContactCreatedData");
+/** Every field but `id`/`contactId` null (z.null()), for the shapes of an erased contact. */
+const nulled = <S extends z.ZodRawShape>(shape: S, kept: readonly string[]) =>
+  Object.fromEntries(Object.keys(shape).map((key) => [key, kept.includes(key) ? shape[key]! : z.null()])) as { [K in keyof S]: z.ZodType };
+
+/** A contact erased since the event (decisions §17): the event stays, its contact fields are null. */
+const ErasedContact = z
+  .object(nulled(ContactSchema.shape, ["contactId"]))
+  .openapi("ErasedContact", { description: "The contact was erased (crm contact erase): every field but contactId is null." });
+
+const ErasedInteractionLog = z
+  .object(nulled(InteractionLogSchema.shape, ["id", "contactId"]))
+  .openapi("ErasedInteractionLog", { description: "The log's contact was erased: every field but id and contactId is null." });
+
+const EventContact = z.union([ContactSchema, ErasedContact]);
+
+const ContactCreatedData = z.object({ contact: EventContact }).openapi("ContactCreatedData");
 
 const ContactUpdatedData = z
   .object({
-    contact: ContactSchema,
+    contact: EventContact,
     changedFields: z.array(z.string()).openapi({ description: "Fields the update changed.", example: ["email"] }),
     previousContactId: z.string().optional().openapi({ description: "Present when the update relabelled the contact.", example: "CR-7" }),
   })
@@ -21,7 +36,7 @@ const ContactUpdatedData = z
 
 const InteractionLogCreatedData = z
   .object({
-    interactionLog: InteractionLogSchema,
+    interactionLog: z.union([InteractionLogSchema, ErasedInteractionLog]),
     contact: z.object({ contactId: z.string(), firstName: z.string().nullable(), lastName: z.string().nullable(), email: z.string().nullable() }),
   })
   .openapi("InteractionLogCreatedData");
@@ -32,9 +47,12 @@ const WebFormSubmittedData = z
     submission: z.object({
       id: z.string(),
       submittedAt: timestampSchema,
-      values: z.record(z.string(), z.unknown()).openapi({ description: "The accepted field values, as stored with the submission." }),
+      values: z
+        .record(z.string(), z.unknown())
+        .nullable()
+        .openapi({ description: "The accepted field values, as stored with the submission; null once the contact was erased." }),
     }),
-    contact: ContactSchema,
+    contact: EventContact,
   })
   .openapi("WebFormSubmittedData");
 

@@ -49,6 +49,15 @@ export function loadSecretBox(secretKey: string | undefined, dbPath: string): Se
   return new SecretBox(key);
 }
 
+/**
+ * The key that sealed a database's secrets, for the CLI: CRM_SECRET_KEY, or the secret.key
+ * beside `dbPath`; null when neither exists (never created here).
+ */
+export function existingSecretBox(secretKey: string | undefined, dbPath: string): SecretBox | null {
+  if (secretKey) return loadSecretBox(secretKey, dbPath);
+  return runtime.fileSize(join(dirname(dbPath), "secret.key")) === null ? null : loadSecretBox(undefined, dbPath);
+}
+
 const CANARY = "secret_key_check";
 
 /**

@@ -23,7 +23,7 @@ import { until } from "../helpers/until.ts";
 const TABLES = [
   "settings", "projects", "api_keys", "contact_types", "interaction_types", "custom_fields", "tags", "contacts",
   "contact_tags", "contact_search_terms", "interaction_logs", "events", "idempotency_records", "webhooks",
-  "deliveries", "delivery_attempts", "forms", "form_submissions", "admins", "admin_imports",
+  "deliveries", "delivery_attempts", "forms", "form_submissions", "admins", "admin_imports", "erased_contacts",
 ];
 const SECRET_KEY = Buffer.alloc(32, 7).toString("base64");
 const OTHER_KEY = Buffer.alloc(32, 9).toString("base64");
@@ -180,7 +180,16 @@ beforeAll(async () => {
   upload.append("file", new File(["firstName\nImported\n"], "people.csv", { type: "text/csv" }));
   const posted = await admin.client.request("POST", importPath, { body: upload, headers: { Origin: srv.origin } });
   expect(posted.status).toBe(303);
-  await until(async () => !/http-equiv="refresh"/.test((await admin.client.get(posted.location!)).text), { timeoutMs: 30_000, what: "the console import" });
+  // The upload shows its matched columns first (decisions §17); starting it makes the import.
+  expect((await admin.client.get(posted.location!)).status).toBe(200);
+  const started = await admin.client.post(`${posted.location}/start`);
+  expect(started.status).toBe(303);
+  await until(async () => !/http-equiv="refresh"/.test((await admin.client.get(started.location!)).text), { timeoutMs: 30_000, what: "the console import" });
+
+  // An erased contact's number moves too: it is never given again (decisions §17).
+  const doomed = await other.api("POST", "/contacts", { body: { firstName: "Forgotten" } });
+  expectStatus(doomed, 201);
+  expect((await srv.cliRaw(["contact", "erase", "--project", other.id, doomed.json.contactId])).exitCode).toBe(0);
 
   const { items } = await walk(api, "/contacts", { limit: 200 });
   for (const c of items) before.contacts.push({ contactId: c.contactId, text: (await api("GET", `/contacts/${c.contactId}`)).text });

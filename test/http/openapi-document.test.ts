@@ -133,7 +133,12 @@ describe("info and webhooks", () => {
       expect(resolve(body.properties.data).properties).toBeObject();
     }
     const created = resolve(doc.webhooks["contact.created"].post.requestBody.content["application/json"].schema);
-    expect(resolve(created.properties.data).properties.contact.$ref).toBe("#/components/schemas/Contact");
+    // The contact, or the same contact erased since (decisions §17: the event stays, its fields null).
+    const contact = resolve(created.properties.data).properties.contact;
+    expect((contact.anyOf ?? contact.oneOf).map((s: any) => s.$ref)).toEqual(["#/components/schemas/Contact", "#/components/schemas/ErasedContact"]);
+    const erased = resolve({ $ref: "#/components/schemas/ErasedContact" });
+    expect(erased.properties.contactId.type).toBe("string");
+    expect(erased.properties.email.type).toBe("null");
   });
 });
 

@@ -461,7 +461,7 @@ export interface components {
             data: components["schemas"]["ContactCreatedData"];
         };
         ContactCreatedData: {
-            contact: components["schemas"]["Contact"];
+            contact: components["schemas"]["Contact"] | components["schemas"]["ErasedContact"];
         };
         /**
          * @example {
@@ -553,6 +553,28 @@ export interface components {
             id: string;
             name: string;
         };
+        /** @description The contact was erased (crm contact erase): every field but contactId is null. */
+        ErasedContact: {
+            /** @example CR-1 */
+            contactId: string;
+            identityType: null;
+            source: null;
+            firstName: null;
+            lastName: null;
+            email: null;
+            phone: null;
+            businessName: null;
+            website: null;
+            address: null;
+            contactType: null;
+            tags: null;
+            subscribed: null;
+            smsSubscribed: null;
+            notes: null;
+            customFields: null;
+            createdAt: null;
+            updatedAt: null;
+        };
         ContactUpdatedEvent: {
             /**
              * @description Event id; the same across retries.
@@ -576,7 +598,7 @@ export interface components {
             data: components["schemas"]["ContactUpdatedData"];
         };
         ContactUpdatedData: {
-            contact: components["schemas"]["Contact"];
+            contact: components["schemas"]["Contact"] | components["schemas"]["ErasedContact"];
             /**
              * @description Fields the update changed.
              * @example [
@@ -613,7 +635,7 @@ export interface components {
             data: components["schemas"]["InteractionLogCreatedData"];
         };
         InteractionLogCreatedData: {
-            interactionLog: components["schemas"]["InteractionLog"];
+            interactionLog: components["schemas"]["InteractionLog"] | components["schemas"]["ErasedInteractionLog"];
             contact: {
                 contactId: string;
                 firstName: string | null;
@@ -662,6 +684,18 @@ export interface components {
              */
             createdAt: string;
         };
+        /** @description The log's contact was erased: every field but id and contactId is null. */
+        ErasedInteractionLog: {
+            /** @example il_4mZ0r1rV7m3cP2oW9yQeAa */
+            id: string;
+            contactId: string;
+            interactionType: null;
+            note: null;
+            fields: null;
+            date: null;
+            uniqueIdentifier: null;
+            createdAt: null;
+        };
         WebFormSubmittedEvent: {
             /**
              * @description Event id; the same across retries.
@@ -696,12 +730,12 @@ export interface components {
                  * @example 2026-01-15T09:30:00.000Z
                  */
                 submittedAt: string;
-                /** @description The accepted field values, as stored with the submission. */
+                /** @description The accepted field values, as stored with the submission; null once the contact was erased. */
                 values: {
                     [key: string]: unknown;
-                };
+                } | null;
             };
-            contact: components["schemas"]["Contact"];
+            contact: components["schemas"]["Contact"] | components["schemas"]["ErasedContact"];
         };
         PingEvent: {
             /**

@@ -10,9 +10,10 @@ import { formErrors, write } from "../actions.ts";
 import type { AdminEnv } from "../env.ts";
 import { ErrorSummary, Layout, Notice, PostForm, TextArea, Time, type FormErrors } from "../ui.tsx";
 import { contactPath, contactsPath, displayName, idOf, loadReference, shownValue } from "./contact-common.ts";
+import { contactErasePages } from "./contact-erase.tsx";
 import { field } from "../security.ts";
 
-/** A contact's page (decisions §14): every field, tags, custom fields, duplicateSignal, the timeline and "Add note". */
+/** A contact's page (decisions §14): every field, tags, custom fields, duplicateSignal, the timeline and "Add note"; "Erase" (decisions §17). */
 export const contactPagePages = new Hono<AdminEnv>();
 
 /** Entries of the timeline per page. */
@@ -53,6 +54,9 @@ const ContactPage = ({ c, contact, customTitles, timeline, note, errors }: PageP
       <p class="actions">
         <a class="button secondary" href={`${here}/edit`}>
           Edit
+        </a>
+        <a class="button secondary" href={`${here}/erase`}>
+          Erase
         </a>
         <a href={contactsPath(c)}>All contacts</a>
       </p>
@@ -186,3 +190,5 @@ contactPagePages.post("/:contactId/notes", async (c) => {
     return refused(error);
   }
 });
+
+contactPagePages.route("/", contactErasePages);

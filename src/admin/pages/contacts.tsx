@@ -5,7 +5,8 @@ import { validationFailure } from "../../http/validation.ts";
 import { CATEGORIES } from "../../reference/schemas.ts";
 import { formErrors } from "../actions.ts";
 import type { AdminEnv } from "../env.ts";
-import { ErrorSummary, Field, Layout, Select, TableWrap, Time, type FormErrors } from "../ui.tsx";
+import { ErrorSummary, Field, Layout, Notice, Select, TableWrap, Time, type FormErrors } from "../ui.tsx";
+import { erasedNotice } from "./contact-erase.tsx";
 import { contactFormPages } from "./contact-form.tsx";
 import { contactPagePages } from "./contact-page.tsx";
 import { contactPath, contactsPath, displayName, loadReference, type Reference } from "./contact-common.ts";
@@ -61,6 +62,7 @@ const ContactsPage = ({ c, reference, query, contacts, next, errors }: ListProps
   return (
     <Layout title="Contacts" session={c.var.session} project={c.var.project} section="contacts">
       <h1>Contacts</h1>
+      <Notice text={erasedNotice(c)} />
       {/* A button, as decisions §14 names it: a GET form navigates without script. */}
       <form method="get" action={`${base}/new`} class="actions">
         <button type="submit">New contact</button>

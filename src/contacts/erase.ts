@@ -1,0 +1,168 @@
+import { sql, type Transaction } from "kysely";
+import { isPostgres } from "../db/dialect.ts";
+import type { Database, Db } from "../db/schema.ts";
+import { notFound } from "../errors.ts";
+import { eventsAbout, idempotentAnswersAbout, idHistory, scrubPersonalData, type IdPeriod, type Sealer, type StoredAnswer } from "../events/scrub.ts";
+import { findContactIdentity } from "./repository.ts";
+import { formatContactId } from "./service.ts";
+
+/** What an erase removed (decisions §17), as `crm contact erase --json` prints it. */
+export interface Erasure {
+  contactId: string;
+  projectId: string;
+  erasedAt: string;
+  removed: { interactionLogs: number; tagLinks: number; searchTerms: number; formSubmissions: number };
+  scrubbed: { events: number; pendingDeliveries: number; idempotentAnswers: number; deliveryResponses: number };
+}
+
+export interface EraseOptions {
+  /** Runs the one transaction of the erase: the CLI opens its own, the server's console uses the write queue (decisions §16). */
+  transact<T>(work: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
+  now: string;
+  /** The server key: stored idempotent answers are sealed with it. */
+  secrets: Sealer;
+}
+
+/** Events written while the first scan ran are found again from this long before it (clocks of several nodes, decisions §13). */
+const CATCH_UP_MS = 60_000;
+/** Ids per IN list. */
+const CHUNK = 500;
+
+const count = (result: { numDeletedRows?: bigint; numUpdatedRows?: bigint } | undefined) =>
+  Number(result?.numDeletedRows ?? result?.numUpdatedRows ?? 0);
+
+function chunks<T>(items: T[]): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += CHUNK) out.push(items.slice(i, i + CHUNK));
+  return out;
+}
+
+/**
+ * Erases a contact (decisions §17): deletes it with its interaction logs, tag links, search
+ * terms and form submissions, and nulls its personal data in the project's stored events
+ * (so in pending deliveries, which send the stored body) and in stored idempotent answers.
+ * Its number goes to `erased_contacts`, never to be given again; no event is recorded.
+ *
+ * The events are searched first outside the transaction (a project's 30 days of events can
+ * be large, and a long read must not hold the write lock other tenants wait on), then again
+ * inside it for those written meanwhile.
+ */
+export async function eraseContact(db: Db, projectId: string, contactNumber: number, options: EraseOptions): Promise<Erasure> {
+  const contactId = formatContactId(contactNumber);
+  if (!(await findContactIdentity(db, projectId, contactNumber))) throw notFound("Contact");
+  const watermark = await latestEventTime(db, projectId);
+  const history = await idHistory(db, projectId, contactId);
+  const scanned = await eventsAbout(db, projectId, history, null);
+  const answers = await idempotentAnswersAbout(db, projectId, history, options.secrets, null);
+
+  return options.transact(async (trx) => {
+    const contact = await findContactIdentity(trx, projectId, contactNumber);
+    if (!contact) throw notFound("Contact");
+    const since = watermark === null ? null : new Date(Date.parse(watermark) - CATCH_UP_MS).toISOString();
+    const eventIds = new Set([...scanned.keys(), ...(await eventsAbout(trx, projectId, history, since)).keys()]);
+    const stored = new Map([...answers, ...(await idempotentAnswersAbout(trx, projectId, history, options.secrets, since))].map((a) => [`${a.api_key_id}\n${a.key}`, a]));
+    return withSecureDelete(trx, async () => {
+      const removed = await deleteContact(trx, projectId, contact.id, contactNumber, options.now);
+      const scrubbed = await scrubEvents(trx, [...eventIds], history);
+      const idempotentAnswers = await scrubIdempotentAnswers(trx, [...stored.values()], history, options.secrets);
+      return { contactId, projectId, erasedAt: options.now, removed, scrubbed: { ...scrubbed, idempotentAnswers } };
+    });
+  });
+}
+
+/** What an erase would remove and scrub, for the console's confirmation; writes nothing. */
+export async function erasurePreview(db: Db, projectId: string, contactNumber: number) {
+  const contact = await findContactIdentity(db, projectId, contactNumber);
+  if (!contact) throw notFound("Contact");
+  const countOf = async (table: "interaction_logs" | "contact_tags" | "contact_search_terms" | "form_submissions") => {
+    const row = await db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as("n")).where("contact_id", "=", contact.id).executeTakeFirst();
+    return Number(row?.n ?? 0);
+  };
+  const events = await eventsAbout(db, projectId, await idHistory(db, projectId, formatContactId(contactNumber)), null);
+  return {
+    interactionLogs: await countOf("interaction_logs"),
+    tagLinks: await countOf("contact_tags"),
+    searchTerms: await countOf("contact_search_terms"),
+    formSubmissions: await countOf("form_submissions"),
+    events: events.size,
+  };
+}
+
+async function latestEventTime(db: Db, projectId: string): Promise<string | null> {
+  const row = await db.selectFrom("events").select((eb) => eb.fn.max("created_at").as("latest")).where("project_id", "=", projectId).executeTakeFirst();
+  return row?.latest ?? null;
+}
+
+/** On SQLite, deleted and rewritten content is overwritten with zeros in the file, not left in free pages. */
+async function withSecureDelete<T>(trx: Db, work: () => Promise<T>): Promise<T> {
+  if (isPostgres(trx)) return work();
+  await sql`PRAGMA secure_delete = ON`.execute(trx);
+  try {
+    return await work();
+  } finally {
+    await sql`PRAGMA secure_delete = OFF`.execute(trx);
+  }
+}
+
+async function deleteContact(trx: Db, projectId: string, id: number, contactNumber: number, now: string): Promise<Erasure["removed"]> {
+  const removed = {
+    interactionLogs: count(await trx.deleteFrom("interaction_logs").where("contact_id", "=", id).executeTakeFirst()),
+    tagLinks: count(await trx.deleteFrom("contact_tags").where("contact_id", "=", id).executeTakeFirst()),
+    searchTerms: count(await trx.deleteFrom("contact_search_terms").where("contact_id", "=", id).executeTakeFirst()),
+    formSubmissions: count(await trx.deleteFrom("form_submissions").where("contact_id", "=", id).executeTakeFirst()),
+  };
+  await trx.deleteFrom("contacts").where("id", "=", id).execute();
+  // The counter (last_contact_number) is left as it is: it only grows, so no create takes the number.
+  await trx.updateTable("projects").set((eb) => ({ contact_count: eb("contact_count", "-", 1) })).where("id", "=", projectId).execute();
+  await trx.insertInto("erased_contacts").values({ project_id: projectId, contact_number: contactNumber, erased_at: now }).execute();
+  return removed;
+}
+
+async function scrubEvents(trx: Db, eventIds: string[], history: IdPeriod[]) {
+  const ids = new Set(history.map((p) => p.contactId));
+  let events = 0;
+  let pendingDeliveries = 0;
+  let deliveryResponses = 0;
+  for (const chunk of chunks(eventIds)) {
+    for (const row of await trx.selectFrom("events").select(["id", "body"]).where("id", "in", chunk).execute()) {
+      const body = JSON.parse(row.body) as unknown;
+      if (!scrubPersonalData(body, ids)) continue;
+      await trx.updateTable("events").set({ body: JSON.stringify(body) }).where("id", "=", row.id).execute();
+      events++;
+    }
+    const pending = await trx
+      .selectFrom("deliveries")
+      .select((eb) => eb.fn.countAll<number>().as("n"))
+      .where("event_id", "in", chunk)
+      .where("status", "=", "pending")
+      .executeTakeFirst();
+    pendingDeliveries += Number(pending?.n ?? 0);
+    // A receiver's answer may echo what it was sent.
+    deliveryResponses += count(
+      await trx.updateTable("delivery_attempts").set({ response_snippet: null }).where("event_id", "in", chunk).where("response_snippet", "is not", null).executeTakeFirst(),
+    );
+  }
+  return { events, pendingDeliveries, deliveryResponses };
+}
+
+async function scrubIdempotentAnswers(trx: Db, answers: StoredAnswer[], history: IdPeriod[], secrets: Sealer): Promise<number> {
+  const ids = new Set(history.map((p) => p.contactId));
+  let scrubbed = 0;
+  for (const answer of answers) {
+    let body: unknown;
+    try {
+      body = JSON.parse(answer.plain);
+    } catch {
+      continue;
+    }
+    if (!scrubPersonalData(body, ids)) continue;
+    await trx
+      .updateTable("idempotency_records")
+      .set({ response_body: secrets.seal(JSON.stringify(body)) })
+      .where("api_key_id", "=", answer.api_key_id)
+      .where("key", "=", answer.key)
+      .execute();
+    scrubbed++;
+  }
+  return scrubbed;
+}

@@ -1,0 +1,139 @@
+import type { Db } from "../db/schema.ts";
+
+/**
+ * Finding and scrubbing a contact's personal data in stored JSON (decisions §17: erasure).
+ * Events and stored idempotent answers keep their shape; only the erased contact's values
+ * become null.
+ */
+
+/** Keys an erased contact's objects keep: they identify, they say nothing about the person. */
+const KEPT_KEYS = new Set(["id", "contactId"]);
+
+/**
+ * Nulls, in place, every value of each object about one of `contactIds` (a contact, an
+ * interaction log: an object with a matching `contactId`) except its ids, and the values
+ * of a web form submission about it. Returns whether anything changed.
+ */
+export function scrubPersonalData(value: unknown, contactIds: ReadonlySet<string>): boolean {
+  if (Array.isArray(value)) return value.map((item) => scrubPersonalData(item, contactIds)).some(Boolean);
+  if (value === null || typeof value !== "object") return false;
+  const record = value as Record<string, unknown>;
+  if (typeof record.contactId === "string" && contactIds.has(record.contactId)) {
+    let changed = false;
+    for (const key of Object.keys(record)) {
+      if (KEPT_KEYS.has(key) || record[key] === null) continue;
+      record[key] = null;
+      changed = true;
+    }
+    return changed;
+  }
+  let changed = false;
+  for (const child of Object.values(record)) if (scrubPersonalData(child, contactIds)) changed = true;
+  // web_form.submitted (interface §6.1): the submission's values are what the person typed.
+  const data = record.data as { contact?: unknown; submission?: { values?: unknown } } | undefined;
+  if (record.event === "web_form.submitted" && data?.submission && data.submission.values !== null && isAbout(data.contact, contactIds)) {
+    data.submission.values = null;
+    changed = true;
+  }
+  return changed;
+}
+
+const isAbout = (contact: unknown, contactIds: ReadonlySet<string>) =>
+  typeof contact === "object" && contact !== null && contactIds.has((contact as { contactId?: string }).contactId ?? "");
+
+/** A contactId's spell in stored JSON, for a first LIKE filter before the JSON is read. */
+const spelled = (contactId: string) => `%"contactId":"${contactId}"%`;
+
+/** The ids a contact had over time: its current one, and before each relabel the one it left. */
+export interface IdPeriod {
+  contactId: string;
+  /** Inclusive bounds on events' created_at; null is open. */
+  from: string | null;
+  until: string | null;
+}
+
+/**
+ * The ids the contact now named `contactId` had, newest first: contact.updated events with
+ * `previousContactId` (decisions §12: a relabel) link each id to the one before. An old id
+ * may since have been taken by another contact, so each counts only for its own period.
+ */
+export async function idHistory(db: Db, projectId: string, contactId: string): Promise<IdPeriod[]> {
+  const relabels = await db
+    .selectFrom("events")
+    .select(["body", "created_at"])
+    .where("project_id", "=", projectId)
+    .where("type", "=", "contact.updated")
+    .where("body", "like", '%"previousContactId":%')
+    .orderBy("created_at", "desc")
+    .orderBy("id", "desc")
+    .execute();
+  const periods: IdPeriod[] = [];
+  let current: IdPeriod = { contactId, from: null, until: null };
+  for (const row of relabels) {
+    const data = (JSON.parse(row.body) as { data: { contact: { contactId: string | null }; previousContactId?: string } }).data;
+    if (data.contact.contactId !== current.contactId || !data.previousContactId) continue;
+    if (current.until !== null && row.created_at > current.until) continue;
+    periods.push({ ...current, from: row.created_at });
+    current = { contactId: data.previousContactId, from: null, until: row.created_at };
+  }
+  periods.push(current);
+  return periods;
+}
+
+/**
+ * The project's stored events about a contact over its id history, created at `since` or
+ * later when given: a LIKE on the body narrows the read, the parsed JSON decides.
+ */
+export async function eventsAbout(db: Db, projectId: string, history: IdPeriod[], since: string | null) {
+  const found = new Map<string, { id: string; body: string }>();
+  for (const period of history) {
+    let query = db
+      .selectFrom("events")
+      .select(["id", "body"])
+      .where("project_id", "=", projectId)
+      .where("body", "like", spelled(period.contactId));
+    const from = [period.from, since].filter((t): t is string => t !== null).sort().at(-1);
+    if (from !== undefined) query = query.where("created_at", ">=", from);
+    if (period.until !== null) query = query.where("created_at", "<=", period.until);
+    for (const row of await query.execute()) {
+      if (scrubPersonalData(JSON.parse(row.body), new Set([period.contactId]))) found.set(row.id, row);
+    }
+  }
+  return found;
+}
+
+/** Opens and seals stored answers (src/webhooks/secret-box.ts: they are sealed at rest). */
+export interface Sealer {
+  open(sealed: string): string;
+  seal(plain: string): string;
+}
+
+export interface StoredAnswer {
+  api_key_id: string;
+  key: string;
+  /** The answer as sent, opened. */
+  plain: string;
+}
+
+/**
+ * The stored idempotent answers of the project's keys (they live 24 h) that name the
+ * contact over its id history, created at `since` or later when given. They are sealed,
+ * so each is opened to be read.
+ */
+export async function idempotentAnswersAbout(db: Db, projectId: string, history: IdPeriod[], secrets: Sealer, since: string | null) {
+  let query = db
+    .selectFrom("idempotency_records")
+    .innerJoin("api_keys", "api_keys.id", "idempotency_records.api_key_id")
+    .select(["idempotency_records.api_key_id", "idempotency_records.key", "idempotency_records.response_body", "idempotency_records.created_at"])
+    .where("api_keys.project_id", "=", projectId);
+  if (since !== null) query = query.where("idempotency_records.created_at", ">=", since);
+  const found: StoredAnswer[] = [];
+  for (const row of await query.execute()) {
+    const plain = secrets.open(row.response_body);
+    const about = history.some(
+      (p) => plain.includes(`"contactId":"${p.contactId}"`) && (p.from === null || row.created_at >= p.from) && (p.until === null || row.created_at <= p.until),
+    );
+    if (about) found.push({ api_key_id: row.api_key_id, key: row.key, plain });
+  }
+  return found;
+}
