@@ -4,18 +4,8 @@
  */
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { csvField, csvRecord, parseCsv } from "../../src/cli/csv.ts";
-
-async function* chunksOf(text: string, size: number) {
-  const bytes = new TextEncoder().encode(text);
-  for (let i = 0; i < bytes.length; i += size) yield bytes.subarray(i, i + size);
-}
-
-async function parse(text: string, size = 1 << 16) {
-  const out: string[][] = [];
-  for await (const record of parseCsv(chunksOf(text, size))) out.push(record);
-  return out;
-}
+import { csvField, csvRecord } from "../../src/cli/csv.ts";
+import { parse } from "../helpers/csv.ts";
 
 const cells: Array<{ name: string; value: string; written: string }> = [
   { name: "plain text is written as it is", value: "Ada", written: "Ada" },

@@ -1,16 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { CsvError, CsvParser, MAX_FIELDS, MAX_RECORD_BYTES, parseCsv } from "../../src/cli/csv.ts";
-
-async function* chunksOf(text: string, size: number) {
-  const bytes = new TextEncoder().encode(text);
-  for (let i = 0; i < bytes.length; i += size) yield bytes.subarray(i, i + size);
-}
-
-async function parse(text: string, size = 1 << 16) {
-  const out: string[][] = [];
-  for await (const record of parseCsv(chunksOf(text, size))) out.push(record);
-  return out;
-}
+import { chunksOf, parse } from "../helpers/csv.ts";
 
 const cases: Array<{ name: string; input: string; expected: string[][] }> = [
   { name: "plain LF", input: "a,b\n1,2\n", expected: [["a", "b"], ["1", "2"]] },
