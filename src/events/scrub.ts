@@ -57,21 +57,22 @@ type EventRow = { id: string; body: string; created_at: string };
  */
 async function eventsLike(db: Db, projectId: string, patterns: string[], since: string | null, type?: string, slice = SLICE): Promise<EventRow[]> {
   const found: EventRow[] = [];
-  // `id > ""` holds for every id: {since, ""} starts the scan at `since` inclusive.
+  // `id > ""` holds for every id: {since, ""} starts the scan at `since` inclusive. Row
+  // values, not ORs: SQLite and PostgreSQL read them as one range of the index.
   let after: { created_at: string; id: string } | null = since === null ? null : { created_at: since, id: "" };
   for (;;) {
     const from = after;
     const inProject = db.selectFrom("events").where("project_id", "=", projectId);
     const sliced = from === null
       ? inProject
-      : inProject.where((eb) => eb.or([eb("created_at", ">", from.created_at), eb.and([eb("created_at", "=", from.created_at), eb("id", ">", from.id)])]));
+      : inProject.where((eb) => eb(eb.refTuple("created_at", "id"), ">", eb.tuple(from.created_at, from.id)));
     const edge = await sliced.select(["created_at", "id"]).orderBy("created_at").orderBy("id").offset(slice - 1).limit(1).executeTakeFirst();
     let query = sliced
       .select(["id", "body", "created_at"])
       .where((eb) => eb.or(patterns.map((pattern) => eb("body", "like", pattern))));
     if (type) query = query.where("type", "=", type);
     if (edge) {
-      query = query.where((eb) => eb.or([eb("created_at", "<", edge.created_at), eb.and([eb("created_at", "=", edge.created_at), eb("id", "<=", edge.id)])]));
+      query = query.where((eb) => eb(eb.refTuple("created_at", "id"), "<=", eb.tuple(edge.created_at, edge.id)));
     }
     found.push(...(await query.orderBy("created_at").orderBy("id").execute()));
     if (!edge) return found;
