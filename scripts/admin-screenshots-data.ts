@@ -121,6 +121,13 @@ export async function seedApi(server: ServerHandle, key: string, receiver: (repl
 }
 
 /** A trade-show export: good rows, a duplicate, and rows the importer refuses (no name, a bad email, a bad plan). */
+/** A HubSpot export's header (decisions §17: matched by alias), with a column no field matches. */
+export const HUBSPOT_CSV = [
+  "First Name,Last Name,Email,Phone Number,Company Name,City,Lead Status",
+  "Grace,Hopper,grace.hopper@example.com,+1 212 555 0100,Navy Labs,Arlington,Open",
+  "Alan,Turing,alan.turing@example.co.uk,+44 161 496 0000,,Manchester,In progress",
+].join("\n") + "\n";
+
 export const IMPORT_CSV = [
   "firstName,lastName,email,phone,businessName,tags,address.city,Plan",
   "Ines,Moreau,ines.moreau@example.fr,+33 1 42 68 53 00,Moreau Conseil,newsletter,Paris,silver",

@@ -20,7 +20,7 @@ import { launchBrowser, recordPage, type PageRecord } from "../test/helpers/brow
 import { startReceiver, type Receiver } from "../test/helpers/receiver.ts";
 import { startServer, type ServerHandle } from "../test/helpers/server.ts";
 import { until } from "../test/helpers/until.ts";
-import { bigCsv, seedApi, IMPORT_CSV, PASSWORD } from "./admin-screenshots-data.ts";
+import { bigCsv, seedApi, HUBSPOT_CSV, IMPORT_CSV, PASSWORD } from "./admin-screenshots-data.ts";
 
 const outDir = process.argv[2] ?? "/tmp/admin-screens";
 const WAIT = 15_000;
@@ -379,8 +379,21 @@ async function main() {
     const page = desktop.page;
     await page.goto(`${server.origin}${base}/import`);
     await page.getByLabel("CSV file", { exact: true }).setInputFiles({ name: "trade-show-leads-2024.csv", mimeType: "text/csv", buffer: Buffer.from(IMPORT_CSV) });
-    await click(page, "Import");
+    await click(page, "Upload");
+    await click(page, "Start import");
     await until(async () => (await page.reload(), !(await page.locator("main").innerText()).includes("Importing…")), { timeoutMs: 30_000, intervalMs: 500, what: "the import to finish" });
+  });
+  // An export of another CRM: the matched columns are shown before the import runs (decisions §17).
+  await state(viewers, "import-preview", async (page) => {
+    await page.goto(`${server.origin}${base}/import`);
+    await page.getByLabel("CSV file", { exact: true }).setInputFiles({ name: "hubspot-contacts.csv", mimeType: "text/csv", buffer: Buffer.from(HUBSPOT_CSV) });
+    await click(page, "Upload");
+  });
+  await state(viewers, "import-preview-unmapped", async (page) => {
+    await page.goto(`${server.origin}${base}/import`);
+    await page.getByLabel("CSV file", { exact: true }).setInputFiles({ name: "hubspot-contacts.csv", mimeType: "text/csv", buffer: Buffer.from(HUBSPOT_CSV) });
+    await click(page, "Upload");
+    await click(page, "Start import");
   });
   // A larger file: the page of an import still running, and a second upload refused meanwhile.
   let running = "";
@@ -388,7 +401,8 @@ async function main() {
     const page = desktop.page;
     await page.goto(`${server.origin}${base}/import`);
     await page.getByLabel("CSV file", { exact: true }).setInputFiles({ name: "crm-export-full.csv", mimeType: "text/csv", buffer: Buffer.from(bigCsv(20_000)) });
-    await click(page, "Import");
+    await click(page, "Upload");
+    await click(page, "Start import");
     running = page.url();
   });
   if (running) {
@@ -396,7 +410,7 @@ async function main() {
     await state(viewers, "import-busy", async (page) => {
       await page.goto(`${server.origin}${base}/import`);
       await page.getByLabel("CSV file", { exact: true }).setInputFiles({ name: "one-more.csv", mimeType: "text/csv", buffer: Buffer.from(IMPORT_CSV) });
-      await click(page, "Import");
+      await click(page, "Upload");
     });
   }
   await state(viewers, "import-list", go(`${base}/import`));
@@ -407,8 +421,29 @@ async function main() {
   await state(viewers, "import-error", async (page) => {
     await page.goto(`${server.origin}${base}/import`);
     await page.getByLabel("CSV file", { exact: true }).setInputFiles({ name: "empty.csv", mimeType: "text/csv", buffer: Buffer.from("") });
-    await click(page, "Import");
+    await click(page, "Upload");
   });
+
+  // Export, and erasing a person (decisions §17).
+  await state(viewers, "export", go(`${base}/export`));
+  if (adaPath) {
+    await state(viewers, "contact-erase", go(`${adaPath}/erase`));
+    await state(viewers, "contact-erase-error", async (page) => {
+      await page.getByLabel(/^Type CR-\d+ to confirm$/).fill("CR-1");
+      await click(page, "Erase");
+    });
+  }
+  let erased = "";
+  if (seeded) {
+    await step("erase a contact", async () => {
+      const page = desktop.page;
+      await go(`${base}/contacts/${seeded!.longContact}/erase`)(page);
+      await page.getByLabel(/^Type CR-\d+ to confirm$/).fill(seeded!.longContact);
+      await click(page, "Erase");
+      erased = page.url();
+    });
+  }
+  if (erased) await state(viewers, "contacts-erased", go(erased));
 
   // Pages for things that went wrong.
   await state(viewers, "not-found", go("/admin/no-such-page"));
@@ -418,7 +453,8 @@ async function main() {
   // Any console page seen as a link and not shot yet (ignoring pages of lists and sign-out).
   for (const link of links) {
     const p = pattern(link);
-    if (covered.has(p) || /[?&]cursor=/.test(link)) continue;
+    // Downloads (the export's files) are not pages.
+    if (covered.has(p) || /[?&]cursor=/.test(link) || /\/export\.(csv|jsonl)$/.test(p)) continue;
     covered.add(p);
     await state(viewers, `more${p.replace(/[^A-Za-z0-9]+/g, "-")}`, go(link));
   }
