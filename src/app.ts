@@ -1,7 +1,8 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
-import type { Context } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
-import { adminApp } from "./admin/app.tsx";
+import { adminApp, adminErrorPages } from "./admin/app.tsx";
+import { consoleHosts } from "./admin/hosts.ts";
 import { authenticate } from "./auth/middleware.ts";
 import { contactRoutes } from "./contacts/routes.ts";
 import { isConnectionError } from "./db/dialect.ts";
@@ -16,7 +17,8 @@ import { validationFailure } from "./http/validation.ts";
 import { interactionRoutes } from "./interactions/routes.ts";
 import { referenceRoutes } from "./reference/routes.ts";
 import { eventRoutes } from "./events/routes.ts";
-import { formPages, formRoutes } from "./forms/routes.ts";
+import { formErrorPages, formPages, formRoutes } from "./forms/routes.ts";
+import { limitBodies } from "./http/body-limit.ts";
 import { webhookRoutes } from "./webhooks/routes.ts";
 
 /**
@@ -87,6 +89,13 @@ export function createApp(deps: AppDeps) {
   let document: string | undefined;
 
   app.use("*", requestContext(deps));
+  // Before anything reads a body (docs/security.md §2, §5): the console refuses other hosts
+  // (421), the console and a browser's form post answer errors as pages, then every body
+  // is held to its route's limit.
+  app.use("/admin/*", consoleHosts());
+  app.use("/admin/*", adminErrorPages() as unknown as MiddlewareHandler<AppEnv>);
+  app.use("/v1/forms/:formId/submissions", formErrorPages() as unknown as MiddlewareHandler<AppEnv>);
+  app.use("*", limitBodies());
   app.get("/healthz", (c) => c.json({ status: "ok" }));
   app.get("/readyz", async (c) => ((await deps.isReady()) ? c.json({ status: "ready" }) : c.json({ status: "not ready" }, 503)));
   app.get("/metrics", async (c) =>

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { parseAdminHosts } from "./admin/hosts.ts";
 import { parseTrustedProxies } from "./http/client-address.ts";
 
 /** Parses `5m`, `2.5h`, `10s`, `250ms` into milliseconds (decisions §1 retry schedule). */
@@ -23,6 +24,16 @@ const schedule = z.string().transform((value, ctx) => {
 const trustedProxies = z.string().transform((value, ctx) => {
   try {
     return parseTrustedProxies(value);
+  } catch (error) {
+    ctx.addIssue({ code: "custom", message: (error as Error).message });
+    return z.NEVER;
+  }
+});
+
+/** `CRM_ADMIN_HOSTS` (docs/security.md §5): the host names the console answers besides loopback. */
+const adminHosts = z.string().transform((value, ctx) => {
+  try {
+    return parseAdminHosts(value);
   } catch (error) {
     ctx.addIssue({ code: "custom", message: (error as Error).message });
     return z.NEVER;
@@ -68,6 +79,7 @@ export const configSchema = z.object({
   CRM_OUTBOX_POLL_MS: z.coerce.number().int().min(1).default(500),
   CRM_LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
   CRM_TRUST_PROXY: trustedProxies.default([]),
+  CRM_ADMIN_HOSTS: adminHosts.default([]),
 });
 
 export type Config = z.infer<typeof configSchema>;

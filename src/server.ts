@@ -134,6 +134,7 @@ async function serveOn(
   dispatcher.start();
   const app = createApp({
     config,
+    port: listener.server.port,
     clock,
     db,
     writes: storage.newWriteQueue(),

@@ -1,5 +1,4 @@
 import { Hono, type Context, type MiddlewareHandler } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import type { ApiError } from "../errors.ts";
 import { findProject } from "../projects/service.ts";
 import { findAsset } from "./assets.ts";
@@ -9,10 +8,6 @@ import { projectPages } from "./pages/projects.tsx";
 import { adminHeaders, checkPost, loadSession, type Refusal } from "./security.ts";
 import type { Session } from "./sessions.ts";
 import { Layout } from "./ui.tsx";
-
-/** Most bytes a console form may post; a CSV upload may post more (src/admin/pages/import.tsx). */
-const FORM_BYTES = 1024 * 1024;
-export const UPLOAD_BYTES = 20 * 1024 * 1024;
 
 const MessagePage = (p: { title: string; message: string; session?: Session }) => (
   <Layout title={p.title} session={p.session}>
@@ -61,21 +56,30 @@ function loadProject(): MiddlewareHandler<AdminEnv> {
 }
 
 /**
- * `/admin`, the admin console (decisions §14): server-rendered pages over the same services
- * as the API and the CLI. Anything an admin page throws that the page did not handle (a
+ * Anything thrown under `/admin` that a page did not handle (a body over its limit, a
  * contact that does not exist, the write queue full) is answered as a page, not JSON.
+ * createApp mounts it ahead of the body limit (docs/security.md §2).
+ */
+export function adminErrorPages(): MiddlewareHandler<AdminEnv> {
+  return async function adminErrorPages(c, next) {
+    c.set("renderError", (error: ApiError) => {
+      const status = error.status as 404;
+      if (error.headers) for (const [name, value] of Object.entries(error.headers)) c.header(name, value);
+      if (error.status === 413) return message(c, 413, "Too large", "What was sent is too large.");
+      return message(c, status, status === 404 ? "Not found" : "Not done", error.message);
+    });
+    await next();
+  };
+}
+
+/**
+ * `/admin`, the admin console (decisions §14): server-rendered pages over the same services
+ * as the API and the CLI. createApp puts its host check, its error pages and the body
+ * limit in front (docs/security.md §2, §5).
  */
 export function adminApp(): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
   app.use("*", adminHeaders());
-  app.use("*", async (c, next) => {
-    c.set("renderError", (error: ApiError) => {
-      const status = error.status as 404;
-      if (error.headers) for (const [name, value] of Object.entries(error.headers)) c.header(name, value);
-      return message(c, status, status === 404 ? "Not found" : "Not done", error.message);
-    });
-    await next();
-  });
 
   app.get("/assets/:name", (c) => {
     const asset = findAsset(c.req.param("name"));
@@ -83,12 +87,6 @@ export function adminApp(): Hono<AdminEnv> {
     return c.body(asset.body, 200, { "Content-Type": asset.type, "Cache-Control": "public, max-age=31536000, immutable" });
   });
 
-  const tooLarge = (c: Context<AdminEnv>) => message(c, 413, "Too large", "What was sent is too large.");
-  app.post("/projects/:projectId/import", bodyLimit({ maxSize: UPLOAD_BYTES, onError: tooLarge }));
-  app.use("*", async (c, next) => {
-    if (c.req.method === "GET" || c.req.method === "HEAD" || /\/import$/.test(c.req.path)) return next();
-    return bodyLimit({ maxSize: FORM_BYTES, onError: tooLarge })(c, next);
-  });
   app.use("*", loadSession());
   app.use("*", checkPost(refuse));
   app.route("/", authPages);

@@ -88,11 +88,14 @@ export function checkPost(refuse: (c: Context<AdminEnv>, why: Refusal) => Respon
   return async function checkPost(c, next) {
     if (c.req.method === "GET" || c.req.method === "HEAD") return next();
     if (!sameOrigin(c)) return refuse(c, "origin");
+    // Nothing to match a token against (no session, no pre-session cookie): refused before
+    // the body is read (docs/security.md §2).
+    const expected = c.var.session?.csrfToken ?? getCookie(c, PRE_SESSION_COOKIE) ?? "";
+    if (expected === "") return refuse(c, "csrf");
     const form = await c.req.parseBody({ all: true }).catch(() => null);
     if (!form) return refuse(c, "csrf");
     const sent = typeof form._csrf === "string" ? form._csrf : "";
-    const expected = c.var.session?.csrfToken ?? getCookie(c, PRE_SESSION_COOKIE) ?? "";
-    if (expected === "" || !equal(sent, expected)) return refuse(c, "csrf");
+    if (!equal(sent, expected)) return refuse(c, "csrf");
     c.set("form", form);
     await next();
   };

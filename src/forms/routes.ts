@@ -3,7 +3,6 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { FormRow } from "../db/schema.ts";
 import { ApiError, notFound } from "../errors.ts";
-import { readCapped } from "../http/body.ts";
 import { transactional } from "../http/transaction.ts";
 import type { AppEnv } from "../http/env.ts";
 import { newId } from "../lib/ids.ts";
@@ -29,11 +28,11 @@ type FormsEnv = AppEnv & { Variables: { submission: Submission } };
 /**
  * `POST /v1/forms/{formId}/submissions` (decisions §10), a typed sub-app like the other
  * domains. It takes no key, so createApi mounts it ahead of `authenticate`. The gate
- * (below) finds the form, applies the per-address limit and reads the body once, with the
- * API's 1 MiB cap; the route's validators parse that text by its content type; the handler
- * gets `c.req.valid()`. The answer follows the request: JSON gets JSON, a urlencoded
- * browser post gets HTML or a 303, and its errors too, rendered through the one error
- * handler of createApp (`renderError`).
+ * (below) finds the form, applies the per-address limit and reads the body once; the
+ * route's validators parse that text by its content type; the handler gets
+ * `c.req.valid()`. The answer follows the request: JSON gets JSON, a urlencoded browser
+ * post gets HTML or a 303, and its errors too, rendered through the one error handler of
+ * createApp (`renderError`, set by `formErrorPages`, which createApp mounts first).
  */
 export function formRoutes(limiter = new SubmissionLimiter()): OpenAPIHono<FormsEnv> {
   const app = new OpenAPIHono<FormsEnv>();
@@ -89,16 +88,27 @@ const submissionTransaction = transactional({
 }) as unknown as MiddlewareHandler<FormsEnv>;
 
 /**
- * Runs before the validators, in this order: a browser post gets its errors as pages from
- * here on; an unknown form is 404 before any limiter state is made for it (decisions §16);
- * then the per-address limit (10 a minute per form, 60 in all; decisions §9), the content
- * type (415), and the body, read once (413 past 1 MiB) and left for the validators.
+ * Mounted by createApp ahead of the body limit (docs/security.md §2): from here on a
+ * browser post gets its errors as pages, a 413 included.
  */
-function submissionGate(limiter: SubmissionLimiter): MiddlewareHandler<FormsEnv> {
-  return async function submissionGate(c, next) {
+export function formErrorPages(): MiddlewareHandler<FormsEnv> {
+  return async function formErrorPages(c, next) {
     const submission: Submission = { encoding: encodingOf(c.req.header("content-type")), specs: [] };
     c.set("submission", submission);
     if (submission.encoding === "form") c.set("renderError", (error) => refused(c, error, submission));
+    await next();
+  };
+}
+
+/**
+ * Runs before the validators, in this order: an unknown form is 404 before any limiter
+ * state is made for it (decisions §16); then the per-address limit (10 a minute per form,
+ * 60 in all; decisions §9), the content type (415), and the body (its size already judged
+ * by src/http/body-limit.ts), read once and left for the validators.
+ */
+function submissionGate(limiter: SubmissionLimiter): MiddlewareHandler<FormsEnv> {
+  return async function submissionGate(c, next) {
+    const submission = c.var.submission;
     const form = await findForm(c.get("deps").db, c.req.param("formId") ?? "");
     if (!form) throw notFound("Form");
     submission.form = form;
@@ -111,11 +121,8 @@ function submissionGate(limiter: SubmissionLimiter): MiddlewareHandler<FormsEnv>
     if (!submission.encoding) {
       throw new ApiError("ERR_UNSUPPORTED_MEDIA_TYPE", "Send the body as application/json or application/x-www-form-urlencoded.");
     }
-    const text = await readCapped(c.req.raw);
-    // The stream is consumed: the validators read the text through Hono's body cache, the
-    // Idempotency-Key fingerprint through rawBody.
-    (c.req.bodyCache as Record<string, unknown>).text = Promise.resolve(text);
-    c.set("rawBody", text);
+    // Kept in Hono's body cache: the validators read the same text, the Idempotency-Key fingerprint reads rawBody.
+    c.set("rawBody", await c.req.text());
     await next();
   };
 }

@@ -15,6 +15,8 @@ import type { CheckedUrl } from "../webhooks/service.ts";
 /** What createApp needs; tests and the CLI build the same (style: createApp(deps)). */
 export interface AppDeps {
   config: Config;
+  /** The port the server listens on (PORT, or the one it was given for PORT=0): the console's own hosts use it (docs/security.md §5). */
+  port: number;
   /** The one source of "now" for every time window and timestamp the service writes (issue 11). */
   clock: Clock;
   db: Kysely<Database>;

@@ -5,7 +5,6 @@ import { findIdempotencyRecord, saveIdempotencyRecord, type StoredAnswer } from 
 import { lockUntilCommit } from "../db/dialect.ts";
 import type { Db } from "../db/schema.ts";
 import { queuedDeliveries } from "../webhooks/outbox.ts";
-import { readCapped } from "./body.ts";
 import type { AppEnv } from "./env.ts";
 
 class Rollback extends Error {}
@@ -68,7 +67,7 @@ export function transactional(options: { transaction: boolean; prepare?: Prepare
         path: c.req.path,
         // Routes that take no body (test ping, rotate-secret) still fingerprint what was sent:
         // the same key with another body is refused everywhere (decisions §5).
-        bodyHash: createHash("sha256").update(c.get("rawBody") ?? (await readCapped(c.req.raw))).digest("hex"),
+        bodyHash: createHash("sha256").update(c.get("rawBody") ?? (await c.req.text())).digest("hex"),
       };
       const { db, secrets, clock } = c.get("deps");
       // Both ends of the 24 h window come from the service's clock (decisions §5, issue 11).
