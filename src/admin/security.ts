@@ -1,6 +1,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { getCookie, setCookie } from "hono/cookie";
 import { timingSafeEqual } from "node:crypto";
+import { ApiError } from "../errors.ts";
 import { fromTrustedProxy } from "../http/client-address.ts";
 import type { AdminEnv } from "./env.ts";
 import { findSession, randomToken } from "./sessions.ts";
@@ -92,7 +93,10 @@ export function checkPost(refuse: (c: Context<AdminEnv>, why: Refusal) => Respon
     // the body is read (docs/security.md §2).
     const expected = c.var.session?.csrfToken ?? getCookie(c, PRE_SESSION_COOKIE) ?? "";
     if (expected === "") return refuse(c, "csrf");
-    const form = await c.req.parseBody({ all: true }).catch(() => null);
+    const form = await c.req.parseBody({ all: true }).catch((error) => {
+      if (error instanceof ApiError) throw error; // the body passed its limit as it streamed in (413)
+      return null;
+    });
     if (!form) return refuse(c, "csrf");
     const sent = typeof form._csrf === "string" ? form._csrf : "";
     if (!equal(sent, expected)) return refuse(c, "csrf");

@@ -1,5 +1,4 @@
 import type { MiddlewareHandler } from "hono";
-import { bodyLimit } from "hono/body-limit";
 import { ApiError } from "../errors.ts";
 import type { AppEnv } from "./env.ts";
 
@@ -31,21 +30,35 @@ const inWords = (bytes: number) => `${bytes / MiB} MiB`;
 
 /**
  * The first gate of every request after its id (docs/security.md §2): a body over its
- * route's limit is 413 before anything reads it, a session, a key or a CSRF token
- * included. A declared Content-Length is judged before one byte is read; a body without
- * one (chunked) is counted as it streams and refused the moment it passes the limit, so
- * a request holds at most its limit in memory. The error is answered in the form of the
+ * route's limit is 413 before anything holds it, a session, key or CSRF check included.
+ * A declared Content-Length is judged before one byte is read. A body without one
+ * (chunked) is counted as it streams: the read that passes the limit fails with the 413,
+ * so a request never holds more than its limit, and a body nobody reads (a request refused
+ * for its session first) is never held at all. The error is answered in the form of the
  * route (the console's page, a browser form's page, the envelope) by the one error handler.
  */
 export function limitBodies(): MiddlewareHandler<AppEnv> {
   return async function limitBodies(c, next) {
-    if (c.req.method === "GET" || c.req.method === "HEAD") return next();
-    const maxSize = bodyLimitOf(c.req.method, c.req.path);
-    return bodyLimit({
-      maxSize,
-      onError: () => {
-        throw new ApiError("ERR_PAYLOAD_TOO_LARGE", `Request body exceeds ${inWords(maxSize)}.`);
-      },
-    })(c, next);
+    const request = c.req.raw;
+    if (!request.body) return next();
+    const limit = bodyLimitOf(c.req.method, c.req.path);
+    const tooLarge = () => new ApiError("ERR_PAYLOAD_TOO_LARGE", `Request body exceeds ${inWords(limit)}.`);
+    const declared = request.headers.get("content-length");
+    if (declared !== null && !request.headers.has("transfer-encoding")) {
+      if (Number(declared) > limit) throw tooLarge();
+      return next();
+    }
+    let seen = 0;
+    const counted = request.body.pipeThrough(
+      new TransformStream<Uint8Array, Uint8Array>({
+        transform(chunk, stream) {
+          seen += chunk.byteLength;
+          if (seen > limit) stream.error(tooLarge());
+          else stream.enqueue(chunk);
+        },
+      }),
+    );
+    c.req.raw = new Request(request, { body: counted, duplex: "half" } as RequestInit);
+    return next();
   };
 }
