@@ -6,18 +6,25 @@ import { listContacts } from "./list.ts";
 import {
   ContactIdParam,
   ContactList,
-  ContactSchema,
   ContactWithSignal,
+  ContactWriteAnswer,
   CreateContactBody,
   ListContactsQuery,
   PatchContactBody,
 } from "./schemas.ts";
+import { contactForCaller } from "./receipts.ts";
 import { createContact, getContactWithSignal, patchContact, requireContactNumber } from "./service.ts";
 
-/** Contacts (interface §4.2). Handlers stay thin: validate, call the service, answer. */
+/**
+ * Contacts (interface §4.2). Handlers stay thin: validate, call the service, answer; a
+ * write answers through contactForCaller (decisions §25, docs/security.md §3).
+ */
 export const contactRoutes = new OpenAPIHono<AppEnv>();
 
 const tags = ["Contacts"];
+
+/** Said on every contact write's success answer: when the receipt comes instead of the contact. */
+const RECEIPT_NOTE = "To a key without contacts:read, only the contact's receipt (ContactReceipt: contactId, createdAt, updatedAt).";
 
 contactRoutes.openapi(
   createRoute({
@@ -30,12 +37,18 @@ contactRoutes.openapi(
     security,
     middleware: writing("contacts:write"),
     request: { body: jsonRequest(CreateContactBody) },
-    responses: { 201: created(ContactSchema, "The created contact."), ...commonErrors, 402: errors[402], 413: errors[413], 415: errors[415] },
+    responses: {
+      201: created(ContactWriteAnswer, `The created contact. ${RECEIPT_NOTE}`),
+      ...commonErrors,
+      402: errors[402],
+      413: errors[413],
+      415: errors[415],
+    },
   }),
   async (c) => {
     const contact = await createContact(c.get("db"), c.get("caller").projectId, c.req.valid("json"), { now: isoNow(c.get("deps").clock) });
     c.header("Location", `/v1/contacts/${contact.contactId}`);
-    return c.json(contact, 201);
+    return c.json(contactForCaller(c.get("caller"), contact), 201);
   },
 );
 
@@ -88,11 +101,11 @@ contactRoutes.openapi(
     security,
     middleware: writing("contacts:write"),
     request: { params: ContactIdParam, body: jsonRequest(PatchContactBody) },
-    responses: { 200: json(ContactSchema, "The contact after the change."), ...commonErrors, 404: errors[404], 409: errors[409] },
+    responses: { 200: json(ContactWriteAnswer, `The contact after the change. ${RECEIPT_NOTE}`), ...commonErrors, 404: errors[404], 409: errors[409] },
   }),
   async (c) => {
     const n = requireContactNumber(c.req.valid("param").contactId);
     const { contact } = await patchContact(c.get("db"), c.get("caller").projectId, n, c.req.valid("json"), isoNow(c.get("deps").clock));
-    return c.json(contact, 200);
+    return c.json(contactForCaller(c.get("caller"), contact), 200);
   },
 );

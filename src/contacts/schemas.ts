@@ -95,6 +95,28 @@ export const ContactSchema = z
 
 export type Contact = z.infer<typeof ContactSchema>;
 
+/**
+ * What a write answers a key without `contacts:read` (decisions §25, docs/security.md §3):
+ * the contact's id and times, nothing the key could not read. Strict, so a whole contact
+ * never matches it and the answer's `oneOf` has exactly one match. decisions §18's
+ * `version` joins it (and contactReceipt, src/contacts/receipts.ts) when it exists.
+ */
+export const ContactReceiptSchema = z
+  .strictObject({
+    contactId: z.string().openapi({ example: "CR-1" }),
+    createdAt: timestampSchema,
+    updatedAt: timestampSchema,
+  })
+  .openapi("ContactReceipt", {
+    description: "A contact write's answer to a key without contacts:read: the contact's id and times only.",
+    example: { contactId: contactExample.contactId, createdAt: contactExample.createdAt, updatedAt: contactExample.updatedAt },
+  });
+
+export type ContactReceipt = z.infer<typeof ContactReceiptSchema>;
+
+/** The answer of a contact write: the contact, or its receipt (decisions §25). */
+export const ContactWriteAnswer = z.union([ContactSchema, ContactReceiptSchema]).openapi({}, { unionPreferredType: "oneOf" });
+
 export const ContactWithSignal = ContactSchema.extend({
   duplicateSignal: z.object({ emailMatches: z.number().int(), phoneMatches: z.number().int() }),
 }).openapi("ContactWithDuplicateSignal", { example: { ...contactExample, duplicateSignal: { emailMatches: 0, phoneMatches: 1 } } });

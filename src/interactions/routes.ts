@@ -1,10 +1,11 @@
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import { ContactIdParam } from "../contacts/schemas.ts";
+import { replayedLogForCaller } from "../contacts/receipts.ts";
 import { requireContactNumber } from "../contacts/service.ts";
 import type { AppEnv } from "../http/env.ts";
 import { commonErrors, errors, json, jsonRequest, reading, security, writing } from "../http/openapi.ts";
 import { isoNow } from "../lib/time.ts";
-import { CreateInteractionBody, InteractionList, InteractionLogSchema, ListInteractionsQuery } from "./schemas.ts";
+import { CreateInteractionBody, InteractionList, InteractionLogSchema, InteractionReplayAnswer, ListInteractionsQuery } from "./schemas.ts";
 import { createInteraction, listInteractions } from "./service.ts";
 
 /** Interaction logs (interface §4.3). */
@@ -25,7 +26,10 @@ interactionRoutes.openapi(
     request: { params: ContactIdParam, body: jsonRequest(CreateInteractionBody) },
     responses: {
       201: json(InteractionLogSchema, "Created."),
-      200: json(InteractionLogSchema, "Replay of a uniqueIdentifier: the stored log."),
+      200: json(
+        InteractionReplayAnswer,
+        "Replay of a uniqueIdentifier: the stored log; to a key without contacts:read, only its receipt (InteractionLogReceipt: id, contactId, createdAt).",
+      ),
       ...commonErrors,
       404: errors[404],
     },
@@ -33,7 +37,8 @@ interactionRoutes.openapi(
   async (c) => {
     const n = requireContactNumber(c.req.valid("param").contactId);
     const { log, created } = await createInteraction(c.get("db"), c.get("caller").projectId, n, c.req.valid("json"), isoNow(c.get("deps").clock));
-    return created ? c.json(log, 201) : c.json(log, 200);
+    // decisions §25 (docs/security.md §3): a replay's stored log is for keys that may read it.
+    return created ? c.json(log, 201) : c.json(replayedLogForCaller(c.get("caller"), log), 200);
   },
 );
 

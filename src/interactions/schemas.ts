@@ -63,6 +63,27 @@ export const InteractionLogSchema = z
 
 export type InteractionLog = z.infer<typeof InteractionLogSchema>;
 
+/**
+ * What a uniqueIdentifier replay answers a key without `contacts:read` (decisions §25,
+ * docs/security.md §3): the stored log's id, contact and creation time, not its note or
+ * fields, which only that scope may read. Strict, so a whole log never matches it.
+ */
+export const InteractionLogReceiptSchema = z
+  .strictObject({
+    id: z.string().openapi({ example: "il_TajkCCpNUxYOmrqKA5vPU6" }),
+    contactId: z.string().openapi({ example: "CR-1" }),
+    createdAt: timestampSchema,
+  })
+  .openapi("InteractionLogReceipt", {
+    description: "A replayed log's answer to a key without contacts:read: its id, contactId and createdAt only.",
+    example: { id: "il_TajkCCpNUxYOmrqKA5vPU6", contactId: "CR-1", createdAt: "2026-01-15T09:31:02.114Z" },
+  });
+
+export type InteractionLogReceipt = z.infer<typeof InteractionLogReceiptSchema>;
+
+/** The answer of a uniqueIdentifier replay: the stored log, or its receipt (decisions §25). */
+export const InteractionReplayAnswer = z.union([InteractionLogSchema, InteractionLogReceiptSchema]).openapi({}, { unionPreferredType: "oneOf" });
+
 export const ListInteractionsQuery = z.object({
   interactionTypeId: z.string().optional().openapi({ description: 'An interaction type id, or "note".' }),
   since: isoTimeSchema.optional(),

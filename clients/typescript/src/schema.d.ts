@@ -844,6 +844,28 @@ export interface components {
             writable: boolean;
         };
         /**
+         * @description A contact write's answer to a key without contacts:read: the contact's id and times only.
+         * @example {
+         *       "contactId": "CR-1",
+         *       "createdAt": "2026-01-15T09:30:00.000Z",
+         *       "updatedAt": "2026-01-15T09:30:00.000Z"
+         *     }
+         */
+        ContactReceipt: {
+            /** @example CR-1 */
+            contactId: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            updatedAt: string;
+        };
+        /**
          * @example {
          *       "firstName": "Ada",
          *       "lastName": "Lovelace",
@@ -1006,6 +1028,25 @@ export interface components {
              * @example CR-1001
              */
             contactId?: string;
+        };
+        /**
+         * @description A replayed log's answer to a key without contacts:read: its id, contactId and createdAt only.
+         * @example {
+         *       "id": "il_TajkCCpNUxYOmrqKA5vPU6",
+         *       "contactId": "CR-1",
+         *       "createdAt": "2026-01-15T09:31:02.114Z"
+         *     }
+         */
+        InteractionLogReceipt: {
+            /** @example il_TajkCCpNUxYOmrqKA5vPU6 */
+            id: string;
+            /** @example CR-1 */
+            contactId: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            createdAt: string;
         };
         /**
          * @example {
@@ -2500,7 +2541,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The created contact. */
+            /** @description The created contact. To a key without contacts:read, only the contact's receipt (ContactReceipt: contactId, createdAt, updatedAt). */
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2554,7 +2595,7 @@ export interface operations {
                      *       "updatedAt": "2026-01-15T09:30:00.000Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["Contact"];
+                    "application/json": components["schemas"]["Contact"] | components["schemas"]["ContactReceipt"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired API key. */
@@ -3016,7 +3057,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The contact after the change. */
+            /** @description The contact after the change. To a key without contacts:read, only the contact's receipt (ContactReceipt: contactId, createdAt, updatedAt). */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3068,7 +3109,7 @@ export interface operations {
                      *       "updatedAt": "2026-01-15T09:30:00.000Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["Contact"];
+                    "application/json": components["schemas"]["Contact"] | components["schemas"]["ContactReceipt"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired API key. */
@@ -3522,7 +3563,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Replay of a uniqueIdentifier: the stored log. */
+            /** @description Replay of a uniqueIdentifier: the stored log; to a key without contacts:read, only its receipt (InteractionLogReceipt: id, contactId, createdAt). */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3552,7 +3593,7 @@ export interface operations {
                      *       "createdAt": "2026-01-15T09:31:02.114Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["InteractionLog"];
+                    "application/json": components["schemas"]["InteractionLog"] | components["schemas"]["InteractionLogReceipt"];
                 };
             };
             /** @description Created. */
