@@ -36,11 +36,11 @@ export const COPY_ORDER = [
 
 /**
  * Live state that is not carried over: each backend's migration bookkeeping, and the admin
- * console's sessions, sign-in failures and locks and setup links (decisions §14), which
+ * console's sessions, sign-in tries and locks and setup links (decisions §14), which
  * expire within hours, and uploads waiting for their import to start (an hour at most);
  * admins sign in again on the new database.
  */
-const NOT_COPIED = ["schema_migrations", "admin_sessions", "admin_sign_in_failures", "admin_sign_in_locks", "admin_setup_tokens", "admin_import_uploads"];
+const NOT_COPIED = ["schema_migrations", "admin_sessions", "admin_sign_in_attempts", "admin_setup_tokens", "admin_import_uploads"];
 
 export type CopiedTable = (typeof COPY_ORDER)[number];
 

@@ -8,9 +8,11 @@ import m0004 from "../../db/0004_order_keys_and_delivery_status.sql" with { type
 import m0005 from "../../db/0005_deliveries_due_by_subscription.sql" with { type: "text" };
 import m0006 from "../../db/0006_admin_console.sql" with { type: "text" };
 import m0007 from "../../db/0007_erasure_and_import_uploads.sql" with { type: "text" };
+import m0008 from "../../db/0008_admin_sign_in_attempts.sql" with { type: "text" };
 import pg0001 from "../../db/postgres/0001_init.sql" with { type: "text" };
 import pg0002 from "../../db/postgres/0002_admin_console.sql" with { type: "text" };
 import pg0003 from "../../db/postgres/0003_erasure_and_import_uploads.sql" with { type: "text" };
+import pg0004 from "../../db/postgres/0004_admin_sign_in_attempts.sql" with { type: "text" };
 
 /** One migration: its file name without `.sql`, and its text (checksummed when applied). */
 export interface Migration {
@@ -26,6 +28,7 @@ export const migrations: readonly Migration[] = [
   { name: "0005_deliveries_due_by_subscription", sql: m0005 },
   { name: "0006_admin_console", sql: m0006 },
   { name: "0007_erasure_and_import_uploads", sql: m0007 },
+  { name: "0008_admin_sign_in_attempts", sql: m0008 },
 ];
 
 /**
@@ -37,4 +40,5 @@ export const postgresMigrations: readonly Migration[] = [
   { name: "0001_init", sql: pg0001 },
   { name: "0002_admin_console", sql: pg0002 },
   { name: "0003_erasure_and_import_uploads", sql: pg0003 },
+  { name: "0004_admin_sign_in_attempts", sql: pg0004 },
 ];

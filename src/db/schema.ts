@@ -163,8 +163,8 @@ export interface Database {
   };
   admins: { id: string; email: string; email_key: string; password_hash: string; created_at: string; updated_at: string };
   admin_sessions: { id: string; admin_id: string; csrf_token: string; created_at: string; last_seen_at: string };
-  admin_sign_in_failures: { subject: string; at: string };
-  admin_sign_in_locks: { subject: string; until: string };
+  /** Console sign-in tries per `email:<key>` or `address:<ip>` (src/admin/lockout.ts). */
+  admin_sign_in_attempts: { subject: string; window_start: string; attempts: number; locked_until: string | null };
   admin_setup_tokens: { token_hash: string; expires_at: string; used_at: string | null };
   erased_contacts: { project_id: string; contact_number: number; erased_at: string };
   admin_import_uploads: { id: string; project_id: string; file_name: string; body: Uint8Array; created_at: string };

@@ -3,6 +3,7 @@ import type { Database } from "../db/schema.ts";
 import { deleteExpiredIdempotencyRecords } from "../idempotency/repository.ts";
 import { retainedSince } from "../events/catalog.ts";
 import { deleteIdleSessions } from "../admin/sessions.ts";
+import { sweepSignInAttempts } from "../admin/lockout.ts";
 
 /**
  * Retention (decisions §5, §7): events and delivery attempts are kept 30 days (deliveries
@@ -20,9 +21,7 @@ export async function applyRetention(db: Kysely<Database>, now: number): Promise
     }
   }
   await deleteExpiredIdempotencyRecords(db, now);
-  // The console's sessions idle for 12 h, and sign-in failures and locks past their 15 minutes (decisions §14).
+  // The console's sessions idle for 12 h, and sign-in tries whose window and lock have ended (decisions §14).
   await deleteIdleSessions(db, now);
-  const quarterHourAgo = new Date(now - 15 * 60_000).toISOString();
-  await db.deleteFrom("admin_sign_in_failures").where("at", "<=", quarterHourAgo).execute();
-  await db.deleteFrom("admin_sign_in_locks").where("until", "<=", new Date(now).toISOString()).execute();
+  await sweepSignInAttempts(db, now);
 }

@@ -2,7 +2,7 @@ import { Hono, type Context } from "hono";
 import { deleteCookie } from "hono/cookie";
 import { AccountError, checkCredentials, createAdmin } from "../accounts.ts";
 import type { AdminEnv } from "../env.ts";
-import { clearFailures, lockedUntil, recordFailure } from "../lockout.ts";
+import { countTry, giveBack } from "../lockout.ts";
 import { field, preSessionToken, PRE_SESSION_COOKIE, SESSION_COOKIE, setAdminCookie } from "../security.ts";
 import { endSession, startSession } from "../sessions.ts";
 import { consumeSetupToken, setupTokenValid } from "../setup-link.ts";
@@ -18,9 +18,9 @@ const SignInPage = (p: { csrf: string; email?: string; next?: string; errors?: F
   <Layout title="Sign in">
     <div class="card narrow">
       <h1>Sign in</h1>
-      <ErrorSummary errors={p.errors} ids={{ password: "f-password" }} />
+      <ErrorSummary errors={p.errors} ids={{ email: "f-email", password: "f-password" }} />
       <PostForm action={`/admin/sign-in${p.next ? `?next=${encodeURIComponent(p.next)}` : ""}`} token={p.csrf}>
-        <Field label="Email" name="email" type="email" value={p.email} autocomplete="username" required />
+        <Field label="Email" name="email" type="email" value={p.email} autocomplete="username" required error={p.errors?.fields.email} />
         <Field label="Password" name="password" type="password" autocomplete="current-password" required />
         <button type="submit">Sign in</button>
       </PostForm>
@@ -28,7 +28,7 @@ const SignInPage = (p: { csrf: string; email?: string; next?: string; errors?: F
   </Layout>
 );
 
-function signInPage(c: Context<AdminEnv>, status: 200 | 401 | 429 = 200, props: { email?: string; errors?: FormErrors } = {}) {
+function signInPage(c: Context<AdminEnv>, status: 200 | 401 | 422 | 429 = 200, props: { email?: string; errors?: FormErrors } = {}) {
   const next = c.req.query("next");
   return c.html(<SignInPage csrf={preSessionToken(c)} next={next ? safeNext(next) : undefined} {...props} />, status);
 }
@@ -41,27 +41,37 @@ async function signIn(c: Context<AdminEnv>, adminId: string) {
 
 authPages.get("/sign-in", (c) => (c.var.session ? c.redirect(safeNext(c.req.query("next")), 303) : signInPage(c)));
 
+/** The longest email an account can have (decisions §5, §25): a longer one is refused before it is counted or stored. */
+const MAX_EMAIL_LENGTH = 254;
+
+/**
+ * Sign-in (decisions §14, §25; docs/security.md §4): the try is counted against the email
+ * and the address before the password is checked, so a burst gets at most the window's
+ * tries left checked and the rest are 429 unchecked; a success gives its try back.
+ */
 authPages.post("/sign-in", async (c) => {
   const { db, clock } = c.var.deps;
   const email = field(c, "email").trim();
   const password = field(c, "password");
-  const address = c.var.clientAddress;
-  const until = await lockedUntil(db, email, address, clock.now());
-  if (until !== null) {
-    const minutes = Math.ceil((until - clock.now()) / 60_000);
-    c.header("Retry-After", String(Math.ceil((until - clock.now()) / 1000)));
-    const errors = noErrors();
+  const errors = noErrors();
+  if (email.length > MAX_EMAIL_LENGTH) {
+    // Neither counted nor stored, and not echoed back: the field comes back empty.
+    errors.fields.email = `Email must be at most ${MAX_EMAIL_LENGTH} characters.`;
+    return signInPage(c, 422, { errors });
+  }
+  const tried = await countTry(db, email, c.var.clientAddress, clock.now());
+  if (!tried.counted) {
+    const minutes = Math.ceil(tried.retryAfterSeconds / 60);
+    c.header("Retry-After", String(tried.retryAfterSeconds));
     errors.general.push(`Too many failed sign-ins. Try again in ${minutes} minute${minutes === 1 ? "" : "s"}.`);
     return signInPage(c, 429, { email, errors });
   }
   const admin = email && password ? await checkCredentials(db, email, password) : null;
   if (!admin) {
-    await recordFailure(db, email, address, clock.now());
-    const errors = noErrors();
     errors.general.push("The email or the password is wrong.");
     return signInPage(c, 401, { email, errors });
   }
-  await clearFailures(db, email);
+  await giveBack(db, tried);
   await signIn(c, admin.id);
   c.var.deps.log.info("admin signed in", { adminId: admin.id, requestId: c.var.requestId });
   return c.redirect(safeNext(c.req.query("next")), 303);
