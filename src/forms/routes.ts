@@ -5,6 +5,7 @@ import type { FormRow } from "../db/schema.ts";
 import { ApiError, notFound } from "../errors.ts";
 import { transactional } from "../http/transaction.ts";
 import type { AppEnv } from "../http/env.ts";
+import { isHttpUrl } from "../lib/formats.ts";
 import { newId } from "../lib/ids.ts";
 import { isoNow } from "../lib/time.ts";
 import type { FieldSpec } from "./fields.ts";
@@ -70,7 +71,7 @@ export function formPages(): OpenAPIHono<AppEnv> {
     const db = c.get("deps").db;
     const form = await findForm(db, c.req.valid("param").formId);
     if (!form) return page(c, 404, messagePage("Form not found", "There is no form at this address."));
-    return page(c, 200, formPage(form, await specsOf(db, form)), form.redirect_url);
+    return page(c, 200, formPage(form, await specsOf(db, form)), redirectTarget(form.redirect_url));
   });
   return app;
 }
@@ -132,6 +133,13 @@ function formValues(form: Record<string, unknown>): RawSubmission {
   return Object.fromEntries(Object.entries(form).map(([key, value]) => [key, [value].flat().map(String)]));
 }
 
+/**
+ * A form's redirect URL when it can be sent as a header (docs/security.md §6). A value
+ * stored before the check existed, with a control character in it, is left out: the
+ * browser gets the thank-you page instead of a 500.
+ */
+const redirectTarget = (url: string | null) => (url !== null && isHttpUrl(url) ? url : null);
+
 /** Any page, with the headers every form page carries. */
 function page(c: Context, status: number, html: string, redirectUrl: string | null = null) {
   return c.html(html, status as ContentfulStatusCode, pageHeaders(redirectUrl));
@@ -139,7 +147,8 @@ function page(c: Context, status: number, html: string, redirectUrl: string | nu
 
 function accepted(c: Context<FormsEnv>, form: FormRow, encoding: Encoding, answer: SubmissionAnswer) {
   if (encoding === "json") return c.json(answer, 201);
-  if (form.redirect_url) return c.redirect(form.redirect_url, 303);
+  const redirect = redirectTarget(form.redirect_url);
+  if (redirect) return c.redirect(redirect, 303);
   return page(c, 201, messagePage("Thank you", `We received your submission to ${form.name}.`));
 }
 
@@ -155,7 +164,7 @@ function refused(c: Context<FormsEnv>, error: ApiError, submission: Submission):
   const { form, specs, raw } = submission;
   for (const [name, value] of Object.entries(error.headers ?? {})) c.header(name, value);
   if (error instanceof SubmissionInvalid && form) {
-    return page(c, 422, formPage(form, specs, { values: raw, errors: error.errors }), form.redirect_url);
+    return page(c, 422, formPage(form, specs, { values: raw, errors: error.errors }), redirectTarget(form.redirect_url));
   }
   if (error.status === 429) {
     const wait = error.headers?.["Retry-After"] ?? "60";

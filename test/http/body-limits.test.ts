@@ -191,7 +191,7 @@ describe("many large bodies at once", () => {
     // Warm every path once, then measure from the peak so far.
     await (await fetch(`${server.origin}/admin/x/import`, { method: "POST", body: "x", headers: { Origin: server.origin } })).arrayBuffer();
     const before = memoryOf(pid);
-    const targets = [
+    const targets: { path: string; headers: Record<string, string> }[] = [
       { path: "/admin/x/import", headers: { Origin: server.origin, "Content-Type": "multipart/form-data; boundary=x" } },
       { path: "/admin/projects/x1/import", headers: { Origin: server.origin, "Content-Type": "multipart/form-data; boundary=x" } },
       { path: "/v1/contacts", headers: { Authorization: `Bearer ${server.key}`, "Content-Type": "application/json" } },

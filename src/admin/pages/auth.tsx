@@ -6,13 +6,15 @@ import { countTry, giveBack } from "../lockout.ts";
 import { field, preSessionToken, PRE_SESSION_COOKIE, SESSION_COOKIE, setAdminCookie } from "../security.ts";
 import { endSession, startSession } from "../sessions.ts";
 import { consumeSetupToken, setupTokenValid } from "../setup-link.ts";
+import { hasControlCharacters } from "../../lib/formats.ts";
 import { ErrorSummary, Field, Layout, noErrors, PostForm, type FormErrors } from "../ui.tsx";
 
 /** Sign-in, sign-out and the one-time setup link (decisions §14); the only pages without a session. */
 export const authPages = new Hono<AdminEnv>();
 
-/** Where to go after signing in: a path of the console, never another site. */
-const safeNext = (next: string | undefined) => (next && /^\/admin(\/[^\\]*)?$/.test(next) && !next.startsWith("//") ? next : "/admin/projects");
+/** Where a sign-in may send the browser: a console path, never another site, never a control character in the Location (docs/security.md §6). */
+const safeNext = (next: string | undefined) =>
+  next && /^\/admin(\/[^\\]*)?$/.test(next) && !next.startsWith("//") && !hasControlCharacters(next) ? next : "/admin/projects";
 
 const SignInPage = (p: { csrf: string; email?: string; next?: string; errors?: FormErrors }) => (
   <Layout title="Sign in">
