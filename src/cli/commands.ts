@@ -147,7 +147,12 @@ export const COMMANDS = {
       project,
       format: { type: "string", arg: "csv|jsonl", description: "csv (default; re-imports with crm import) or jsonl (one contact per line, as the API answers)" },
       output: { type: "string", arg: "FILE", description: "write to FILE instead of stdout (it is replaced only once the export is whole)" },
+      raw: { type: "boolean", description: "CSV cells exactly as stored: no ' before a leading =, +, -, @, tab or CR (jsonl is always exact)" },
     },
+    notes: [
+      "CSV cells that start with =, +, -, @, tab or CR get a leading ' so a spreadsheet shows them as text, not formulas;",
+      "crm import takes that ' off again. --raw writes the exact cells (for scripts and exact copies, not for spreadsheets).",
+    ],
   },
   "contact erase": {
     summary: "erase a contact: its data, logs, tags and search terms, and its data in stored events (no undo)",

@@ -234,8 +234,8 @@ const NEEDS_QUOTES = /[",\r\n]|^\s|\s$/;
 
 /**
  * One cell as `crm export` writes it (decisions §17): as is, or quoted with its quotes
- * doubled. Nothing else is changed, not even a leading `=`, `+`, `-` or `@` that a
- * spreadsheet would read as a formula: the file must re-import exactly (docs/import-export.md).
+ * doubled. Nothing else is changed here: formulas are neutralised before, by the exporter
+ * (src/contacts/spreadsheet.ts, decisions §25), unless `--raw` asks for exact cells.
  */
 export function csvField(value: string): string {
   return NEEDS_QUOTES.test(value) ? `"${value.replaceAll('"', '""')}"` : value;

@@ -12,17 +12,20 @@ import type { Input } from "./commands.ts";
 const LISTED_PROJECTS = 10;
 
 /**
- * `crm export --project ID [--format csv|jsonl] [--output FILE]` (decisions §17): the shared
- * exporter (src/contacts/export.ts) to standard output, or to FILE. Standard output carries
- * the export and nothing else; with --output the text goes to FILE.partial, renamed onto FILE
- * once whole, so FILE is never a half export, and one summary line goes to stderr.
+ * `crm export --project ID [--format csv|jsonl] [--output FILE] [--raw]` (decisions §17, §25):
+ * the shared exporter (src/contacts/export.ts) to standard output, or to FILE. CSV cells that
+ * a spreadsheet would run as formulas get a leading `'` unless --raw (JSON lines are always
+ * exact). Standard output carries the export and nothing else; with --output the text goes
+ * to FILE.partial, renamed onto FILE once whole, so FILE is never a half export, and one
+ * summary line goes to stderr.
  */
 export async function exportCommand(db: Kysely<Database>, { values }: Input<"export">): Promise<void> {
   const format = values.format ?? "csv";
   if (!isExportFormat(format)) throw new UsageError(`--format must be one of ${EXPORT_FORMATS.join(", ")}, not "${format}"`);
   const project = await findProject(db, values.project);
   if (!project) throw new UsageError(await unknownProject(db, values.project));
-  if (values.output === undefined) return toStdout(db, project.id, format);
+  const raw = values.raw ?? false;
+  if (values.output === undefined) return toStdout(db, project.id, format, raw);
 
   const file = values.output;
   const partial = `${file}.partial`;
@@ -38,7 +41,7 @@ export async function exportCommand(db: Kysely<Database>, { values }: Input<"exp
   runtime.onSignal("SIGINT", abandon);
   runtime.onSignal("SIGTERM", abandon);
   try {
-    await pour(exportContacts(db, project.id, format, progress), sink);
+    await pour(exportContacts(db, project.id, format, { progress, raw }), sink);
     await runtime.renameFile(partial, file).catch((error) => {
       throw new UsageError(`cannot write ${file}: ${(error as Error).message}`);
     });
@@ -50,9 +53,9 @@ export async function exportCommand(db: Kysely<Database>, { values }: Input<"exp
   runtime.writeStderr(`exported ${progress.contacts} contacts of ${project.id} to ${file}\n`);
 }
 
-async function toStdout(db: Kysely<Database>, projectId: string, format: ExportFormat): Promise<void> {
+async function toStdout(db: Kysely<Database>, projectId: string, format: ExportFormat, raw: boolean): Promise<void> {
   try {
-    await pour(exportContacts(db, projectId, format), await runtime.openSink());
+    await pour(exportContacts(db, projectId, format, { raw }), await runtime.openSink());
   } catch (error) {
     // The reader went away (`crm export … | head`): it has what it wanted; stop quietly.
     if ((error as { code?: string }).code === "EPIPE") return;

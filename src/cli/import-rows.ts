@@ -1,4 +1,5 @@
 import { CreateContactBody, type ContactInput } from "../contacts/schemas.ts";
+import { unneutraliseFormula } from "../contacts/spreadsheet.ts";
 import { validationFailure } from "../http/validation.ts";
 import type { CustomField } from "../reference/custom-fields.ts";
 import type { ColumnMatch } from "./import-columns.ts";
@@ -72,7 +73,9 @@ export type RowResult = { ok: true; input: ContactInput } | { ok: false; reason:
 
 /**
  * One record → a create body, checked by the API's own schema. Empty (or blank) cells
- * mean "not given"; skipped columns are not read.
+ * mean "not given"; skipped columns are not read. A cell's leading `'` before `=`, `+`,
+ * `-`, `@`, tab or CR is taken off first (decisions §25): it is what `crm export` adds to
+ * keep spreadsheets from running formulas, so an export re-imports to the same contacts.
  */
 export function buildRow(columns: readonly ColumnMatch[], record: readonly string[], types: ContactTypeNames = NO_TYPES): RowResult {
   if (record.length !== columns.length) {
@@ -81,7 +84,7 @@ export function buildRow(columns: readonly ColumnMatch[], record: readonly strin
   const body: Record<string, unknown> & { address?: Record<string, string>; customFields?: Record<string, unknown> } = {};
   for (let k = 0; k < columns.length; k++) {
     const column = columns[k]!.column;
-    const cell = record[k]!;
+    const cell = unneutraliseFormula(record[k]!);
     if (!column || cell.trim() === "") continue;
     if (column.kind === "text") body[column.name] = cell;
     else if (column.kind === "boolean") body[column.name] = toBoolean(cell);

@@ -1,4 +1,5 @@
 import { ADDRESS_KEYS } from "./schemas.ts";
+import { unneutraliseFormula } from "./spreadsheet.ts";
 
 /**
  * The CSV vocabulary of contacts (decisions §17), shared by the importer
@@ -6,8 +7,12 @@ import { ADDRESS_KEYS } from "./schemas.ts";
  * `crm export` writes `crm import` reads back.
  */
 
-/** A header as matched: lower case, without spaces, `_`, `-` and `.` ("E-mail 1 - Value" → "email1value"). */
-export const normalizeHeader = (header: string) => header.toLowerCase().replace(/[\s_\-.]+/g, "");
+/**
+ * A header as matched: lower case, without spaces, `_`, `-` and `.` ("E-mail 1 - Value" →
+ * "email1value"), and without the `'` an export puts before a custom field title such as
+ * `=x` (decisions §25, src/contacts/spreadsheet.ts).
+ */
+export const normalizeHeader = (header: string) => unneutraliseFormula(header).toLowerCase().replace(/[\s_\-.]+/g, "");
 
 /** Contact fields a CSV column can set, as the create body names them (interface §4.2). */
 export const TEXT_FIELDS = [

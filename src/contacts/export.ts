@@ -5,6 +5,7 @@ import { ADDRESS_FIELDS, customFieldHeader, EXPORT_COLUMNS, LIST_SEPARATOR } fro
 import { withType } from "./repository.ts";
 import type { Contact } from "./schemas.ts";
 import { toContacts } from "./service.ts";
+import { neutraliseFormula } from "./spreadsheet.ts";
 
 /**
  * The one exporter (decisions §17), behind `crm export` (src/cli/export.ts) and the
@@ -17,6 +18,9 @@ import { toContacts } from "./service.ts";
  * wait at most for one page's read. The price: the export is not a snapshot; a contact changed while it
  * runs may appear in its new state (docs/import-export.md). A page is read only when the
  * consumer asks for the next chunk, so a slow reader holds at most one page in memory.
+ *
+ * CSV cells that a spreadsheet would read as formulas get a leading `'` unless `raw` is
+ * asked for (decisions §25, src/contacts/spreadsheet.ts); JSON lines are never changed.
  */
 export const EXPORT_FORMATS = ["csv", "jsonl"] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
@@ -28,6 +32,13 @@ export const EXPORT_PAGE_SIZE = 1_000;
 /** How far an export got, updated as chunks are taken (the CLI's summary line). */
 export interface ExportProgress {
   contacts: number;
+}
+
+export interface ExportOptions {
+  /** Counted as chunks are taken. */
+  progress?: ExportProgress;
+  /** CSV cells exactly as stored, formulas included (`crm export --raw`, the console's raw download); default false. */
+  raw?: boolean;
 }
 
 /**
@@ -117,17 +128,22 @@ export function csvCells(contact: Contact, fields: readonly CustomField[]): stri
   return [...CONTACT_CELLS.map((cell) => cell(contact)), ...fields.map((f) => customCell(f, contact.customFields[f.id]))];
 }
 
+const exact = (cell: string) => cell;
+
 /**
  * The export as text chunks: for CSV the header, then one chunk per page; for JSON lines
  * one chunk per page, a contact per line. The consumer pulls (for await): nothing is read
- * ahead of it.
+ * ahead of it. Every CSV cell, the header's too (custom field titles), is neutralised
+ * unless `raw`.
  */
-export async function* exportContacts(db: Db, projectId: string, format: ExportFormat, progress: ExportProgress = { contacts: 0 }): AsyncGenerator<string> {
+export async function* exportContacts(db: Db, projectId: string, format: ExportFormat, options: ExportOptions = {}): AsyncGenerator<string> {
+  const progress = options.progress ?? { contacts: 0 };
   let toChunk: (contacts: Contact[]) => string;
   if (format === "csv") {
     const fields = await exportedFields(db, projectId);
-    yield csvRecord(csvHeader(fields));
-    toChunk = (contacts) => contacts.map((c) => csvRecord(csvCells(c, fields))).join("");
+    const cell = options.raw ? exact : neutraliseFormula;
+    yield csvRecord(csvHeader(fields).map(cell));
+    toChunk = (contacts) => contacts.map((c) => csvRecord(csvCells(c, fields).map(cell))).join("");
   } else {
     // GET /contacts/{contactId} answers the same object plus duplicateSignal, serialised by JSON.stringify.
     toChunk = (contacts) => contacts.map((c) => `${JSON.stringify(c)}\n`).join("");

@@ -2,13 +2,15 @@
  * `crm export` and the console's Export action (decisions §17) against a running server:
  * contacts are written through the API, exported by the CLI and downloaded from the console,
  * and each export is compared with what the API answers; the CSV is imported into a second
- * project and its contacts compared with the first project's.
+ * project and its contacts compared with the first project's. CSV cells a spreadsheet would
+ * run as formulas carry a leading `'` unless --raw (decisions §25).
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseCsv } from "../../src/cli/csv.ts";
+import { neutraliseFormula } from "../../src/contacts/spreadsheet.ts";
 import { AdminClient, pageText, signedInAdmin } from "../helpers/admin.ts";
 import { BUN, REPO_ROOT } from "../helpers/spawn.ts";
 import { startServer, walk, type Api, type ProjectInfo, type ServerHandle } from "../helpers/server.ts";
@@ -119,7 +121,7 @@ function sourceBodies(cf: Record<string, string>, typeId: string): any[] {
       },
     },
     { firstName: "  Bob  ", email: "bob@example.com", customFields: { [cf.Partner!]: false, [cf.Score!]: 1e21 } },
-    // Formula-like cells are written as they are (docs/import-export.md).
+    // Formula-like cells: neutralised by default, exact with --raw (decisions §25).
     { firstName: "=1+2", lastName: "-Minus", businessName: "@corp", notes: "+plus", customFields: { [cf.Score!]: 0.1 + 0.2 } },
     { firstName: "Zoë", lastName: "名前 😀", tags: ["日本"], phone: "030 1234567", customFields: { [cf.Colors!]: ["green"] } },
     { lastName: "Solo", smsSubscribed: true, address: { city: " leading space" } },
@@ -132,6 +134,7 @@ describe("crm export (decisions §17)", () => {
   /** The source project's contacts as GET /contacts/{contactId} answers them, in contact-number order. */
   let shown: any[];
   let csvText: string;
+  let rawText: string;
   let jsonlText: string;
 
   beforeAll(async () => {
@@ -154,6 +157,7 @@ describe("crm export (decisions §17)", () => {
     }
     shown.sort((a, b) => contactNumber(a) - contactNumber(b));
     csvText = (await exportOf(source.p.id)).stdout;
+    rawText = (await exportOf(source.p.id, "--raw")).stdout;
     jsonlText = (await exportOf(source.p.id, "--format", "jsonl")).stdout;
   }, 120_000);
 
@@ -170,8 +174,8 @@ describe("crm export (decisions §17)", () => {
     expect(csvText.startsWith(`${EXPECTED_HEADER.join(",")}\r\n`)).toBe(true);
   });
 
-  test("csv: each row, parsed back, is what the API shows, cell by cell", async () => {
-    const [, ...rows] = await parsed(csvText);
+  test("csv: each row, parsed back, is what the API shows, cell by cell (--raw exactly, by default with formulas neutralised)", async () => {
+    const [, ...rows] = await parsed(rawText);
     const titles = FIELDS.map(([title]) => title);
     const list = (values: string[]) => values.join("; ");
     const cell = (v: unknown) => (v === null || v === undefined ? "" : typeof v === "string" ? v : Array.isArray(v) ? list(v) : String(v));
@@ -195,7 +199,14 @@ describe("crm export (decisions §17)", () => {
     expect(rows[4]![EXPECTED_HEADER.indexOf("Score")]).toBe("1e+21");
     expect(rows[4]![EXPECTED_HEADER.indexOf("Partner")]).toBe("false");
     expect(rows[1]![EXPECTED_HEADER.indexOf("firstName")]).toBe("=1+2");
-    expect(csvText).toContain('\r\nCR-3,business,api,=1+2,-Minus,,,@corp,');
+    expect(rawText).toContain('\r\nCR-3,business,api,=1+2,-Minus,,,@corp,');
+    // The default: the same cells, each formula trigger behind a `'`; nothing else differs.
+    const [header, ...neutralised] = await parsed(csvText);
+    expect(header).toEqual(EXPECTED_HEADER);
+    expect(neutralised).toEqual(expected.map((row) => row.map(neutraliseFormula)));
+    expect(csvText).toContain("\r\nCR-3,business,api,'=1+2,'-Minus,,,'@corp,");
+    expect(neutralised[0]![EXPECTED_HEADER.indexOf("phone")]).toBe("'+1 415 555 0100");
+    expect(neutralised[0]![EXPECTED_HEADER.indexOf("Score")]).toBe("'-0.5");
   });
 
   test("--output writes FILE (owner-only), nothing on stdout, one summary line on stderr, no .partial left", async () => {
@@ -258,6 +269,7 @@ describe("crm export (decisions §17)", () => {
     expect(page.status).toBe(200);
     expect(pageText(page.text)).toContain("This project has 5 contacts");
     expect(page.text).toContain(`href="${base}.csv"`);
+    expect(page.text).toContain(`href="${base}.csv?raw=1"`);
     expect(page.text).toContain(`href="${base}.jsonl"`);
     expect(page.text).toMatch(new RegExp(`<a href="${base}" aria-current="page">Export</a>`));
 
@@ -268,6 +280,10 @@ describe("crm export (decisions §17)", () => {
     expect(csv.headers.get("content-type")).toBe("text/csv; charset=utf-8");
     expect(csv.headers.get("content-disposition")).toBe(`attachment; filename="export-source-contacts-${day}.csv"`);
     expect(csv.headers.get("cache-control")).toBe("no-store");
+    const raw = await client.get(`${base}.csv?raw=1`);
+    expect(raw.status).toBe(200);
+    expect(raw.text).toBe(rawText);
+    expect(raw.headers.get("content-disposition")).toBe(`attachment; filename="export-source-contacts-${day}-raw.csv"`);
     const jsonl = await client.get(`${base}.jsonl`);
     expect(jsonl.status).toBe(200);
     expect(jsonl.text).toBe(jsonlText);
@@ -277,12 +293,112 @@ describe("crm export (decisions §17)", () => {
 
   test("console: without a session the downloads are refused (sent to sign in, no contact data)", async () => {
     const anonymous = new AdminClient(srv.origin);
-    for (const path of ["export", "export.csv", "export.jsonl"]) {
+    for (const path of ["export", "export.csv", "export.csv?raw=1", "export.jsonl"]) {
       const res = await anonymous.get(`/admin/projects/${source.p.id}/${path}`);
       expect(res.status).toBe(303);
       expect(res.location).toStartWith("/admin/sign-in");
       expect(res.text).not.toContain("ada@example.com");
     }
+  });
+});
+
+describe("CSV exports neutralise spreadsheet formulas (decisions §25)", () => {
+  /** A custom text field, and one whose title itself starts with a trigger (the header's cell). */
+  const PLANTED = { firstName: '=HYPERLINK("http://x")', phone: "+1 202 555 0100", notes: "-1+2", handle: "@SUM(A1)", total: -3 };
+  let projectId: string;
+  let fieldIds: Record<string, string>;
+  let contactId: string;
+  let csvText: string;
+  let rawText: string;
+
+  async function fieldsOf(id: string) {
+    const ids: Record<string, string> = {};
+    for (const [title, type] of [["Handle", "text"], ["=Total", "number"]] as const) {
+      ids[title] = (await srv.cli(["custom-field", "create", "--project", id, "--title", title, "--type", type, "--json"])).id;
+    }
+    return ids;
+  }
+
+  /** What the API shows of the planted values, custom fields by title. */
+  async function planted(api: Api, id: string, ids: Record<string, string>) {
+    const res = await api("GET", `/contacts/${id}`);
+    expect(res.status).toBe(200);
+    const c = res.json;
+    return { firstName: c.firstName, phone: c.phone, notes: c.notes, handle: c.customFields[ids.Handle!], total: c.customFields[ids["=Total"]!] };
+  }
+
+  /** The one data row of an export, by header. */
+  async function rowOf(text: string) {
+    const [header, row, ...rest] = await parsed(text);
+    expect(rest).toEqual([]);
+    return Object.fromEntries(header!.map((h, i) => [h, row![i]!]));
+  }
+
+  beforeAll(async () => {
+    const p = await srv.newProject({ name: "Formulas" });
+    projectId = p.id;
+    fieldIds = await fieldsOf(p.id);
+    const { handle, total, ...fields } = PLANTED;
+    const res = await p.api("POST", "/contacts", { body: { ...fields, customFields: { [fieldIds.Handle!]: handle, [fieldIds["=Total"]!]: total } } });
+    expect(res.status).toBe(201);
+    contactId = res.json.contactId;
+    expect(await planted(p.api, contactId, fieldIds)).toEqual(PLANTED);
+    csvText = (await exportOf(p.id, "--format", "csv")).stdout;
+    rawText = (await exportOf(p.id, "--format", "csv", "--raw")).stdout;
+  }, 60_000);
+
+  test("crm export --format csv puts a ' before =, +, - and @ in every cell, the header's included", async () => {
+    const row = await rowOf(csvText);
+    expect(row).toMatchObject({
+      firstName: "'=HYPERLINK(\"http://x\")",
+      phone: "'+1 202 555 0100",
+      notes: "'-1+2",
+      Handle: "'@SUM(A1)",
+      "'=Total": "'-3",
+      contactId,
+      email: "",
+    });
+    expect(csvText).toContain(`,'=Total\r\n`);
+    expect(csvText).toContain(`'=HYPERLINK(""http://x"")`);
+    expect(csvText).toContain(",'+1 202 555 0100,");
+  });
+
+  test("crm export --raw writes the cells exactly as stored", async () => {
+    const row = await rowOf(rawText);
+    expect(row).toMatchObject({ firstName: PLANTED.firstName, phone: PLANTED.phone, notes: PLANTED.notes, Handle: PLANTED.handle, "=Total": "-3" });
+    expect(rawText).not.toContain("'");
+    // JSON lines are not a spreadsheet format: unchanged, --raw or not.
+    const jsonl = (await exportOf(projectId, "--format", "jsonl")).stdout;
+    expect(JSON.parse(jsonl)).toMatchObject({ firstName: PLANTED.firstName, phone: PLANTED.phone, notes: PLANTED.notes });
+    expect((await exportOf(projectId, "--format", "jsonl", "--raw")).stdout).toBe(jsonl);
+  });
+
+  test("the neutralised CSV imported with crm import gives back the same field values", async () => {
+    const target = await srv.newProject({ name: "Formulas Back" });
+    const ids = await fieldsOf(target.id);
+    const file = join(dir, "formulas.csv");
+    writeFileSync(file, csvText);
+    const r = await srv.cliRaw(["import", file, "--project", target.id, "--json"]);
+    expect({ exitCode: r.exitCode, stderr: r.stderr }).toMatchObject({ exitCode: 0 });
+    expect(JSON.parse(r.stdout.trim())).toMatchObject({ created: 1, skippedCount: 0 });
+    expect(await planted(target.api, "CR-1", ids)).toEqual(PLANTED);
+  });
+
+  test("console: the CSV download is neutralised; the raw link gives the exact cells", async () => {
+    const { client } = await signedInAdmin(srv.origin, srv.env);
+    const base = `/admin/projects/${projectId}/export`;
+    const page = await client.get(base);
+    expect(page.status).toBe(200);
+    expect(pageText(page.text)).toContain("gets a leading ' so it opens as text");
+    const csv = await client.get(`${base}.csv`);
+    expect(csv.status).toBe(200);
+    expect(csv.text).toBe(csvText);
+    expect((await rowOf(csv.text)).firstName).toBe("'=HYPERLINK(\"http://x\")");
+    const raw = await client.get(`${base}.csv?raw=1`);
+    expect(raw.status).toBe(200);
+    expect(raw.text).toBe(rawText);
+    // Only raw=1 asks for it: any other value is the neutralised default.
+    expect((await client.get(`${base}.csv?raw=0`)).text).toBe(csvText);
   });
 });
 

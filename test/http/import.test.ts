@@ -166,6 +166,36 @@ describe("crm import options and refusals", () => {
     expect((await p.api("GET", "/contacts")).json.data).toEqual([]);
   });
 
+  test("a leading ' is removed only before =, +, -, @, tab or CR (what crm export adds, decisions §25)", async () => {
+    const p = await srv.newProject();
+    const score = (await srv.cli(["custom-field", "create", "--project", p.id, "--title", "Score", "--type", "number", "--json"])).id;
+    const total = (await srv.cli(["custom-field", "create", "--project", p.id, "--title", "=Total", "--type", "text", "--json"])).id;
+    const file = csv(
+      "firstName,lastName,phone,notes,Score,'=Total,tags\r\n" +
+        `"'=HYPERLINK(""http://x"")",'hello,'+1 415 555 0100,"'\tindented",'-0.5,'@SUM(A1),'-a; 'b\r\n` +
+        `''=x,'0123,+1 415 555 0101,"'\rcr",-2,@plain,\r\n`,
+    );
+    expect(await runImport(p.id, file)).toMatchObject({ created: 2, skippedCount: 0 });
+    const { items } = await walk(p.api, "/contacts");
+    const byNumber = Object.fromEntries(items.map((c: any) => [c.contactId, c]));
+    expect(byNumber["CR-1"]).toMatchObject({
+      firstName: '=HYPERLINK("http://x")',
+      lastName: "'hello",
+      phone: "+1 415 555 0100",
+      notes: "\tindented",
+      customFields: { [score]: -0.5, [total]: "@SUM(A1)" },
+    });
+    // Only the cell's first character counts: `'b`, a list item inside the cell, keeps its quote.
+    expect(byNumber["CR-1"].tags.map((t: any) => t.name).sort()).toEqual(["'b", "-a"]);
+    expect(byNumber["CR-2"]).toMatchObject({
+      firstName: "'=x",
+      lastName: "'0123",
+      phone: "+1 415 555 0101",
+      notes: "\rcr",
+      customFields: { [score]: -2, [total]: "@plain" },
+    });
+  });
+
   test("human summary without --json", async () => {
     const p = await srv.newProject();
     const r = await srv.cliRaw(["import", csv("firstName,email\nAda,a@example.com\nBob,nope\n"), "--project", p.id]);

@@ -4,10 +4,12 @@ import type { AdminEnv } from "../env.ts";
 import { Layout, projectPath } from "../ui.tsx";
 
 /**
- * A project's "Export" action (decisions §14, §17): a page with the contact count and two
- * downloads, CSV and JSON lines, streamed by the exporter of `crm export`
- * (src/contacts/export.ts), so a download is byte for byte what the CLI writes. Mounted at
- * /admin/projects/:projectId: the downloads are /export.csv and /export.jsonl beside /export.
+ * A project's "Export" action (decisions §14, §17, §25): a page with the contact count and
+ * two downloads, CSV and JSON lines, streamed by the exporter of `crm export`
+ * (src/contacts/export.ts), so a download is byte for byte what the CLI writes. The CSV's
+ * formulas are neutralised, as the CLI's are; /export.csv?raw=1 is `crm export --raw`.
+ * Mounted at /admin/projects/:projectId: the downloads are /export.csv and /export.jsonl
+ * beside /export.
  */
 export const exportPages = new Hono<AdminEnv>();
 
@@ -53,8 +55,12 @@ const ExportPage = (p: { c: Context<AdminEnv> }) => {
           <code>crm export --project {project.id} --format csv|jsonl</code>.
         </p>
         <p class="hint">
-          Opening the CSV in a spreadsheet: cells are written exactly as stored, so a value that starts with =, +, - or @ may be read as a formula. Import it
-          as text (Data › From Text/CSV) rather than opening it directly if its contacts came from forms or other people.
+          Spreadsheets: a CSV cell that starts with =, +, -, @, a tab or a carriage return gets a leading ' so it opens as text, never as a formula; Import
+          takes the ' off again. For scripts that need the cells exactly as stored (never for a spreadsheet):{" "}
+          <a href={`${base}.csv?raw=1`} download>
+            raw CSV
+          </a>{" "}
+          (<code>crm export --raw</code>).
         </p>
       </section>
     </Layout>
@@ -69,9 +75,9 @@ exportPages.get("/export", (c) => c.html(<ExportPage c={c} />));
  * An error past the first byte cannot change the status any more: the stream is broken
  * off, so the browser reports a failed download instead of saving a short file as whole.
  */
-function download(c: Context<AdminEnv>, format: ExportFormat) {
+function download(c: Context<AdminEnv>, format: ExportFormat, raw = false) {
   const { deps, project } = c.var;
-  const chunks = exportContacts(deps.db, project.id, format);
+  const chunks = exportContacts(deps.db, project.id, format, { raw });
   const encoder = new TextEncoder();
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
@@ -91,10 +97,11 @@ function download(c: Context<AdminEnv>, format: ExportFormat) {
   const date = new Date(deps.clock.now()).toISOString().slice(0, 10);
   return c.body(body, 200, {
     "Content-Type": TYPES[format],
-    "Content-Disposition": `attachment; filename="${fileStem(project)}-contacts-${date}.${format}"`,
+    "Content-Disposition": `attachment; filename="${fileStem(project)}-contacts-${date}${raw ? "-raw" : ""}.${format}"`,
     "Cache-Control": "no-store",
   });
 }
 
-exportPages.get("/export.csv", (c) => download(c, "csv"));
+// ?raw=1: exact cells, formulas included (decisions §25); anything else is the neutralised default.
+exportPages.get("/export.csv", (c) => download(c, "csv", c.req.query("raw") === "1"));
 exportPages.get("/export.jsonl", (c) => download(c, "jsonl"));
