@@ -454,7 +454,7 @@ async function main() {
   for (const link of links) {
     const p = pattern(link);
     // Downloads (the export's files) are not pages.
-    if (covered.has(p) || /[?&]cursor=/.test(link) || /\/export\.(csv|jsonl)$/.test(p)) continue;
+    if (covered.has(p) || /[?&]cursor=/.test(link) || /\/export\.(csv|jsonl)(\?|$)/.test(p)) continue;
     covered.add(p);
     await state(viewers, `more${p.replace(/[^A-Za-z0-9]+/g, "-")}`, go(link));
   }
