@@ -20,25 +20,22 @@ const schedule = z.string().transform((value, ctx) => {
   return ms as number[];
 });
 
+/** A setting read by `parse`, whose error message becomes the start's one line (decisions §1). */
+const parsedBy = <T>(parse: (text: string) => T) =>
+  z.string().transform((value, ctx) => {
+    try {
+      return parse(value);
+    } catch (error) {
+      ctx.addIssue({ code: "custom", message: (error as Error).message });
+      return z.NEVER;
+    }
+  });
+
 /** `CRM_TRUST_PROXY` (decisions §16): addresses and CIDRs of the reverse proxies in front. */
-const trustedProxies = z.string().transform((value, ctx) => {
-  try {
-    return parseTrustedProxies(value);
-  } catch (error) {
-    ctx.addIssue({ code: "custom", message: (error as Error).message });
-    return z.NEVER;
-  }
-});
+const trustedProxies = parsedBy(parseTrustedProxies);
 
 /** `CRM_ADMIN_HOSTS` (docs/security.md §5): the host names the console answers besides loopback. */
-const adminHosts = z.string().transform((value, ctx) => {
-  try {
-    return parseAdminHosts(value);
-  } catch (error) {
-    ctx.addIssue({ code: "custom", message: (error as Error).message });
-    return z.NEVER;
-  }
-});
+const adminHosts = parsedBy(parseAdminHosts);
 
 /** `CRM_SECRET_KEY` (decisions §1, §7): standard base64 of exactly 32 bytes, checked before anything is opened. */
 const secretKey = z.string().refine((value) => {
