@@ -8,6 +8,11 @@ import type { Database, Db } from "../db/schema.ts";
  * is started (decisions §17: "the admin console's import shows the matched columns before
  * it runs"). Stored in the database, not in the process, so the preview and the start may
  * be served by any node. The import takes the upload's id when it starts.
+ *
+ * The row is deleted when the import starts or once it has expired, and on SQLite its bytes
+ * are zeroed as they are freed (`secure_delete`, decisions §25, docs/security.md §7); the
+ * import keeps none of them: its summary stores row numbers and reasons, never cells'
+ * text (src/admin/imports.ts), save an unknown contact type's name (docs/import-export.md).
  */
 export type UploadRow = Selectable<Database["admin_import_uploads"]>;
 
@@ -16,9 +21,14 @@ export const UPLOAD_TTL_MS = 60 * 60_000;
 
 const cutoff = (now: number) => new Date(now - UPLOAD_TTL_MS).toISOString();
 
-/** Stores an upload; uploads of every project older than the hour are deleted first, so none lingers. */
+/** Deletes the uploads of every project older than the hour (each new upload runs it first; so can a periodic job). */
+export async function deleteExpiredUploads(db: Db, now: number): Promise<void> {
+  await db.deleteFrom("admin_import_uploads").where("created_at", "<", cutoff(now)).execute();
+}
+
+/** Stores an upload; uploads of every project older than the hour are deleted first. */
 export async function storeUpload(db: Db, row: { id: string; projectId: string; fileName: string; body: Uint8Array; now: number }) {
-  await db.deleteFrom("admin_import_uploads").where("created_at", "<", cutoff(row.now)).execute();
+  await deleteExpiredUploads(db, row.now);
   await db
     .insertInto("admin_import_uploads")
     .values({ id: row.id, project_id: row.projectId, file_name: row.fileName, body: row.body, created_at: new Date(row.now).toISOString() })

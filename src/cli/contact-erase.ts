@@ -7,11 +7,17 @@ import type { Config } from "../config.ts";
 import type { Sealer } from "../events/scrub.ts";
 import { isoNow } from "../lib/time.ts";
 import { findProject } from "../projects/service.ts";
+import { runtime } from "../runtime/index.ts";
 import { checkSecretKey, existingSecretBox } from "../webhooks/secret-box.ts";
 import { output, UsageError } from "./args.ts";
 import type { Input } from "./commands.ts";
 
-/** `crm contact erase --project ID CR-n [--json]` (decisions §17): one transaction of its own; prints what was removed. */
+/**
+ * `crm contact erase --project ID CR-n [--json]` (decisions §17): one transaction of its own;
+ * prints what was removed. Then the freed space leaves the database's files (decisions §25);
+ * when it cannot yet (a reader kept the SQLite log from being checkpointed), a warning goes
+ * to stderr and the exit is still 0: the erase is committed (docs/import-export.md).
+ */
 export async function contactErase(db: Kysely<Database>, config: Config, { values, args }: Input<"contact erase">): Promise<void> {
   const projectId = values.project;
   const contactId = args[0]!;
@@ -21,7 +27,12 @@ export async function contactErase(db: Kysely<Database>, config: Config, { value
   const secrets = await serverKey(db, config);
   let erasure: Erasure;
   try {
-    erasure = await eraseContact(db, projectId, n, { transact: (work) => db.transaction().execute(work), now: isoNow(), secrets });
+    erasure = await eraseContact(db, projectId, n, {
+      transact: (work) => db.transaction().execute(work),
+      now: isoNow(),
+      secrets,
+      warn: (message) => runtime.writeStderr(`crm: warning: ${message}\n`),
+    });
   } catch (error) {
     if (error instanceof ApiError && error.status === 404) throw new UsageError(`no contact ${contactId} in ${projectId}`);
     throw error;

@@ -1,5 +1,5 @@
-import { sql, type Transaction } from "kysely";
-import { isPostgres } from "../db/dialect.ts";
+import type { Kysely, Transaction } from "kysely";
+import { reclaimErased } from "../db/dialect.ts";
 import type { Database, Db } from "../db/schema.ts";
 import { notFound } from "../errors.ts";
 import { eventsAbout, idempotentAnswersAbout, idHistory, scrubPersonalData, type IdPeriod, type Sealer, type StoredAnswer } from "../events/scrub.ts";
@@ -21,7 +21,12 @@ export interface EraseOptions {
   now: string;
   /** The server key: stored idempotent answers are sealed with it. */
   secrets: Sealer;
+  /** Told when the erase committed but its freed space could not be taken out of the files (docs/security.md §7). */
+  warn?(message: string): void;
 }
+
+/** The tables an erase deletes from or rewrites; their freed space is reclaimed once it commits (decisions §25). */
+const ERASED_TABLES = ["contacts", "interaction_logs", "contact_tags", "contact_search_terms", "form_submissions", "projects", "events", "delivery_attempts", "idempotency_records"] as const;
 
 /** Events written while the first scan ran are found again from this long before it (clocks of several nodes, decisions §13). */
 const CATCH_UP_MS = 60_000;
@@ -45,9 +50,11 @@ function chunks<T>(items: T[]): T[][] {
  *
  * The events are searched first outside the transaction (a project's 30 days of events can
  * be large, and a long read must not hold the write lock other tenants wait on), then again
- * inside it for those written meanwhile.
+ * inside it for those written meanwhile. After the commit, the space the erase freed is
+ * taken out of the database's files (decisions §25): SQLite's log is checkpointed, the
+ * PostgreSQL tables vacuumed (src/db/dialect.ts); so `db` is the database, not a transaction.
  */
-export async function eraseContact(db: Db, projectId: string, contactNumber: number, options: EraseOptions): Promise<Erasure> {
+export async function eraseContact(db: Kysely<Database>, projectId: string, contactNumber: number, options: EraseOptions): Promise<Erasure> {
   const contactId = formatContactId(contactNumber);
   if (!(await findContactIdentity(db, projectId, contactNumber))) throw notFound("Contact");
   const watermark = await latestEventTime(db, projectId);
@@ -55,19 +62,32 @@ export async function eraseContact(db: Db, projectId: string, contactNumber: num
   const scanned = await eventsAbout(db, projectId, history, null);
   const answers = await idempotentAnswersAbout(db, projectId, history, options.secrets, null);
 
-  return options.transact(async (trx) => {
+  const erasure = await options.transact(async (trx) => {
     const contact = await findContactIdentity(trx, projectId, contactNumber);
     if (!contact) throw notFound("Contact");
     const since = watermark === null ? null : new Date(Date.parse(watermark) - CATCH_UP_MS).toISOString();
     const eventIds = new Set([...scanned.keys(), ...(await eventsAbout(trx, projectId, history, since)).keys()]);
     const stored = new Map([...answers, ...(await idempotentAnswersAbout(trx, projectId, history, options.secrets, since))].map((a) => [`${a.api_key_id}\n${a.key}`, a]));
-    return withSecureDelete(trx, async () => {
-      const removed = await deleteContact(trx, projectId, contact.id, contactNumber, options.now);
-      const scrubbed = await scrubEvents(trx, [...eventIds], history);
-      const idempotentAnswers = await scrubIdempotentAnswers(trx, [...stored.values()], history, options.secrets);
-      return { contactId, projectId, erasedAt: options.now, removed, scrubbed: { ...scrubbed, idempotentAnswers } };
-    });
+    const removed = await deleteContact(trx, projectId, contact.id, contactNumber, options.now);
+    const scrubbed = await scrubEvents(trx, [...eventIds], history);
+    const idempotentAnswers = await scrubIdempotentAnswers(trx, [...stored.values()], history, options.secrets);
+    return { contactId, projectId, erasedAt: options.now, removed, scrubbed: { ...scrubbed, idempotentAnswers } };
   });
+  await reclaim(db, contactId, options.warn);
+  return erasure;
+}
+
+/** The erase is done once committed; a reclaim that cannot finish is told, never thrown. */
+async function reclaim(db: Kysely<Database>, contactId: string, warn: EraseOptions["warn"]): Promise<void> {
+  const failure = await reclaimErased(db, ERASED_TABLES).then(
+    (complete) => (complete ? null : "another connection held an older snapshot of the database throughout"),
+    (error: unknown) => String((error as Error)?.message ?? error),
+  );
+  if (failure === null) return;
+  warn?.(
+    `${contactId} is erased, but its freed space was not yet taken out of the database's files (${failure}): ` +
+      "the next checkpoint or vacuum does it (docs/import-export.md, What the erase does not reach).",
+  );
 }
 
 /** What an erase would remove and scrub, for the console's confirmation; writes nothing. */
@@ -91,17 +111,6 @@ export async function erasurePreview(db: Db, projectId: string, contactNumber: n
 async function latestEventTime(db: Db, projectId: string): Promise<string | null> {
   const row = await db.selectFrom("events").select((eb) => eb.fn.max("created_at").as("latest")).where("project_id", "=", projectId).executeTakeFirst();
   return row?.latest ?? null;
-}
-
-/** On SQLite, deleted and rewritten content is overwritten with zeros in the file, not left in free pages. */
-async function withSecureDelete<T>(trx: Db, work: () => Promise<T>): Promise<T> {
-  if (isPostgres(trx)) return work();
-  await sql`PRAGMA secure_delete = ON`.execute(trx);
-  try {
-    return await work();
-  } finally {
-    await sql`PRAGMA secure_delete = OFF`.execute(trx);
-  }
 }
 
 async function deleteContact(trx: Db, projectId: string, id: number, contactNumber: number, now: string): Promise<Erasure["removed"]> {

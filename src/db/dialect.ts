@@ -1,7 +1,7 @@
-import { PostgresAdapter, sql, type Expression, type RawBuilder, type SelectQueryBuilder } from "kysely";
+import { PostgresAdapter, sql, type Expression, type Kysely, type RawBuilder, type SelectQueryBuilder } from "kysely";
 import { jsonArrayFrom as postgresJsonArray } from "kysely/helpers/postgres";
 import { jsonArrayFrom as sqliteJsonArray } from "kysely/helpers/sqlite";
-import type { Db } from "./schema.ts";
+import type { Database, Db } from "./schema.ts";
 
 /**
  * The few things that differ between the backends at query time (decisions §13), in one
@@ -58,4 +58,46 @@ export function jsonArrayFrom<O>(db: Db, query: SelectQueryBuilder<any, any, O> 
 
 export function jsonColumn<T>(value: T | string): T {
   return typeof value === "string" ? (JSON.parse(value) as T) : value;
+}
+
+/** Waits between checkpoint tries while a reader holds an older snapshot: about 1.6 s in all. */
+const CHECKPOINT_WAITS_MS = [25, 50, 100, 200, 400, 800];
+
+/**
+ * After an erase commits, takes what it freed out of the database's files (decisions §25,
+ * docs/security.md §7). SQLite: content is zeroed as it is freed (`secure_delete`, always on:
+ * src/db/open.ts), but the write-ahead log still holds the pages as they were; a TRUNCATE
+ * checkpoint writes the zeroed pages into the database file and empties the log. It runs
+ * without the busy timeout, so the server's thread never blocks on another process's read,
+ * and is tried again briefly while a reader (the server, a CLI, Litestream) holds an older
+ * snapshot. PostgreSQL: `VACUUM` of `tables` on a pooled connection (it cannot run in a
+ * transaction), index entries included, so dead row versions give up their space.
+ * True when it completed; false when a reader kept the checkpoint from completing.
+ */
+export async function reclaimErased(db: Kysely<Database>, tables: readonly (keyof Database)[]): Promise<boolean> {
+  if (db.isTransaction) throw new Error("reclaimErased runs after the erase commits, outside its transaction");
+  if (isPostgres(db)) {
+    await sql`vacuum (index_cleanup on) ${sql.join(tables.map((table) => sql.table(table)))}`.execute(db);
+    return true;
+  }
+  for (let attempt = 0; ; attempt++) {
+    if (await checkpointOnce(db)) return true;
+    const wait = CHECKPOINT_WAITS_MS[attempt];
+    if (wait === undefined) return false;
+    await new Promise((resolve) => setTimeout(resolve, wait));
+  }
+}
+
+/** One `wal_checkpoint(TRUNCATE)` with the busy timeout off on the connection, restored after. */
+async function checkpointOnce(db: Kysely<Database>): Promise<boolean> {
+  return db.connection().execute(async (conn) => {
+    const { rows } = await sql<{ timeout: number }>`pragma busy_timeout`.execute(conn);
+    await sql`pragma busy_timeout = 0`.execute(conn);
+    try {
+      const result = await sql<{ busy: number }>`pragma wal_checkpoint(truncate)`.execute(conn);
+      return result.rows[0]?.busy === 0;
+    } finally {
+      await sql.raw(`pragma busy_timeout = ${Number(rows[0]?.timeout ?? 5000)}`).execute(conn);
+    }
+  });
 }

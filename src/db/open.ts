@@ -21,7 +21,11 @@ export interface OpenDatabase {
  * (docs/performance.md): the hot interior pages fit; a GET one reads ~5 leaf pages of a
  * 550 MB working set that no cache within the RSS budget holds, so 16 or 64 MiB bought no
  * CPU per request (96 µs either way) and cost RSS (149 → 157 → 214 MB under load); mmap
- * saved ~10 % of the CPU for 370 MB of RSS. Then applies pending migrations.
+ * saved ~10 % of the CPU for 370 MB of RSS; secure_delete on (decisions §25, docs/security.md
+ * §7), so whatever a write frees (an email changed by PATCH, a console upload taken, an erase)
+ * is overwritten with zeros, not left in free space: 2,000 PATCHes through the API took as
+ * long with it as without (within the noise), a bare update transaction ~7 % longer, and a
+ * 20 MiB upload's delete 215 ms instead of 13 (its pages zeroed). Then applies pending migrations.
  */
 export async function openDatabase(path: string, synchronous: "NORMAL" | "FULL"): Promise<OpenDatabase> {
   if (path !== ":memory:") {
@@ -36,6 +40,7 @@ export async function openDatabase(path: string, synchronous: "NORMAL" | "FULL")
   raw.exec(`PRAGMA synchronous = ${synchronous}`);
   raw.exec("PRAGMA foreign_keys = ON");
   raw.exec("PRAGMA cache_size = -8192");
+  raw.exec("PRAGMA secure_delete = ON");
   migrate(raw);
   refreshStatisticsAtOpen(raw); // planner statistics for a database filled through the API (src/db/statistics.ts)
   const db = new Kysely<Database>({ dialect: raw.dialect });
