@@ -4,6 +4,7 @@ import { deleteExpiredIdempotencyRecords } from "../idempotency/repository.ts";
 import { retainedSince } from "../events/catalog.ts";
 import { deleteIdleSessions } from "../admin/sessions.ts";
 import { sweepSignInAttempts } from "../admin/lockout.ts";
+import { deleteExpiredUploads } from "../admin/import-uploads.ts";
 
 /**
  * Retention (decisions §5, §7): events and delivery attempts are kept 30 days (deliveries
@@ -24,4 +25,6 @@ export async function applyRetention(db: Kysely<Database>, now: number): Promise
   // The console's sessions idle for 12 h, and sign-in tries whose window and lock have ended (decisions §14).
   await deleteIdleSessions(db, now);
   await sweepSignInAttempts(db, now);
+  // Console uploads not imported within the hour (secure_delete zeroes their bytes; docs/security.md §7).
+  await deleteExpiredUploads(db, now);
 }

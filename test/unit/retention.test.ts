@@ -2,6 +2,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { storeUpload } from "../../src/admin/import-uploads.ts";
 import { openDatabase } from "../../src/db/open.ts";
 import { applyRetention } from "../../src/jobs/retention.ts";
 import { createProject } from "../../src/projects/service.ts";
@@ -28,6 +29,18 @@ describe("retention (decisions §7)", () => {
     expect((await db.selectFrom("events").select("id").execute()).map((r) => r.id)).toEqual(["evt_new"]);
     expect((await db.selectFrom("deliveries").select("id").execute()).map((r) => r.id)).toEqual(["dlv_new"]);
     expect((await db.selectFrom("delivery_attempts").select("id").execute()).map((r) => r.id)).toEqual(["att_dlv_new"]);
+    await close();
+  });
+
+  test("console uploads older than the hour are deleted by the job, without waiting for another upload (docs/security.md §7)", async () => {
+    const { db, close } = await openDatabase(join(dir, "u.db"), "NORMAL");
+    const project = await createProject(db, "u");
+    const now = Date.parse("2026-06-30T12:00:00Z");
+    const body = new TextEncoder().encode("firstName\nAda\n");
+    await storeUpload(db, { id: "upl_old", projectId: project.id, fileName: "old.csv", body, now: now - 61 * 60_000 });
+    await storeUpload(db, { id: "upl_new", projectId: project.id, fileName: "new.csv", body, now: now - 59 * 60_000 });
+    await applyRetention(db, now);
+    expect((await db.selectFrom("admin_import_uploads").select("id").execute()).map((r) => r.id)).toEqual(["upl_new"]);
     await close();
   });
 });

@@ -91,7 +91,13 @@ contactErasePages.post("/:contactId/erase", async (c) => {
     return confirmation(c, { typed, errors }, 422);
   }
   const { deps, project } = c.var;
-  const erasure = await eraseContact(deps.db, project.id, n, { transact: (work) => deps.writes.run(work, project.id), now: isoNow(deps.clock), secrets: deps.secrets });
+  const erasure = await eraseContact(deps.db, project.id, n, {
+    transact: (work) => deps.writes.run(work, project.id),
+    now: isoNow(deps.clock),
+    secrets: deps.secrets,
+    // The erase is done; the operator learns that its freed pages wait for a later checkpoint (docs/security.md §7).
+    warn: (message) => deps.log.warn("erase: freed space not reclaimed yet", { requestId: c.var.requestId, projectId: project.id, message }),
+  });
   return c.redirect(`${contactsPath(c)}?${noticeQuery(erasure)}`, 303);
 });
 
