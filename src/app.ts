@@ -90,12 +90,14 @@ export function createApp(deps: AppDeps) {
 
   app.use("*", requestContext(deps));
   // Before anything reads a body (docs/security.md §2, §5): the console refuses other hosts
-  // (421), the console and a browser's form post answer errors as pages, then every body
-  // is held to its route's limit.
+  // (421) and answers errors as pages, then holds every body to its limit before its session
+  // or CSRF check; a browser's form post answers errors as pages too. The API's write routes
+  // judge their bodies right after the key and the scope (src/http/openapi.ts `writing`),
+  // so a 413 carries the key's RateLimit headers (interface §4); web forms, in their gate.
   app.use("/admin/*", consoleHosts());
   app.use("/admin/*", adminErrorPages() as unknown as MiddlewareHandler<AppEnv>);
+  app.use("/admin/*", limitBodies());
   app.use("/v1/forms/:formId/submissions", formErrorPages() as unknown as MiddlewareHandler<AppEnv>);
-  app.use("*", limitBodies());
   app.get("/healthz", (c) => c.json({ status: "ok" }));
   app.get("/readyz", async (c) => ((await deps.isReady()) ? c.json({ status: "ready" }) : c.json({ status: "not ready" }, 503)));
   app.get("/metrics", async (c) =>

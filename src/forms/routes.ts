@@ -3,6 +3,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { FormRow } from "../db/schema.ts";
 import { ApiError, notFound } from "../errors.ts";
+import { limitBodies } from "../http/body-limit.ts";
 import { transactional } from "../http/transaction.ts";
 import type { AppEnv } from "../http/env.ts";
 import { isHttpUrl } from "../lib/formats.ts";
@@ -37,7 +38,7 @@ type FormsEnv = AppEnv & { Variables: { submission: Submission } };
  */
 export function formRoutes(limiter = new SubmissionLimiter()): OpenAPIHono<FormsEnv> {
   const app = new OpenAPIHono<FormsEnv>();
-  app.openapi({ ...submissionRoute, middleware: [submissionGate(limiter), submissionTransaction] }, async (c) => {
+  app.openapi({ ...submissionRoute, middleware: [limitBodies(), submissionGate(limiter), submissionTransaction] }, async (c) => {
     const { deps, submission } = c.var;
     const form = submission.form!;
     const encoding = submission.encoding!;
@@ -89,8 +90,8 @@ const submissionTransaction = transactional({
 }) as unknown as MiddlewareHandler<FormsEnv>;
 
 /**
- * Mounted by createApp ahead of the body limit (docs/security.md §2): from here on a
- * browser post gets its errors as pages, a 413 included.
+ * Mounted by createApp ahead of the route (docs/security.md §2): from here on a browser
+ * post gets its errors as pages, the body limit's 413 included.
  */
 export function formErrorPages(): MiddlewareHandler<FormsEnv> {
   return async function formErrorPages(c, next) {

@@ -29,8 +29,9 @@ export function bodyLimitOf(method: string, path: string): number {
 const inWords = (bytes: number) => `${bytes / MiB} MiB`;
 
 /**
- * The first gate of every request after its id (docs/security.md §2): a body over its
- * route's limit is 413 before anything holds it, a session, key or CSRF check included.
+ * The body gate (docs/security.md §2), mounted where a body is first wanted: ahead of the
+ * console's session and CSRF checks, after an API key and scope (which read only headers),
+ * first on a web form. A body over its route's limit is 413 before anything holds it.
  * A declared Content-Length is judged before one byte is read. A body without one
  * (chunked) is counted as it streams: the read that passes the limit fails with the 413,
  * so a request never holds more than its limit, and a body nobody reads (a request refused

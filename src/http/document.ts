@@ -84,10 +84,9 @@ function completeOperation(method: string, operation: Json) {
   const idempotent = method === "post";
   const responses = operation.responses;
   responses[500] ??= errorResponse("Unexpected server error; retry with backoff. Also answered while the database is unreachable, with Retry-After.");
-  if (operation.requestBody) {
-    responses[413] ??= errorResponse("Body over 1 MiB.");
-    responses[415] ??= errorResponse("Body is not application/json.");
-  }
+  // Every write holds what is sent to its limit, also where no body is expected (docs/security.md §2).
+  if (method !== "get") responses[413] ??= errorResponse("Body over 1 MiB.");
+  if (operation.requestBody) responses[415] ??= errorResponse("Body is not application/json.");
   if (idempotent) {
     operation.parameters = [...(operation.parameters ?? []), { $ref: "#/components/parameters/IdempotencyKey" }];
     responses[409] ??= errorResponse("A request with this Idempotency-Key is still being processed (with Retry-After).");

@@ -3,6 +3,7 @@ import { requireScope } from "../auth/middleware.ts";
 import type { Scope } from "../auth/scopes.ts";
 import { errorStatus } from "../errors.ts";
 import { jsonBody } from "./body.ts";
+import { limitBodies } from "./body-limit.ts";
 import { transactional, type Prepare } from "./transaction.ts";
 
 /** The error envelope of interface §7, as the OpenAPI document shows it. */
@@ -64,6 +65,8 @@ export const reading = (scope?: Scope) => (scope ? [requireScope(scope)] : []);
  */
 export const writing = (scope: Scope, options: { body?: boolean; transaction?: boolean; prepare?: Prepare } = {}) => [
   requireScope(scope),
+  // Also on routes that take no body: whatever is sent is held to the limit (docs/security.md §2).
+  limitBodies(),
   ...(options.body === false ? [] : [jsonBody()]),
   transactional({ transaction: options.transaction !== false, prepare: options.prepare }),
 ];

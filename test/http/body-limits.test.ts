@@ -91,7 +91,7 @@ describe("the limits (docs/security.md §2)", () => {
   });
 });
 
-describe("one byte over its limit is 413 on every route, before any key, session or token is looked at", () => {
+describe("one byte over its limit is 413 on every route (the API's after its key, the console's before its session and token)", () => {
   const routes = everyWriteRoute();
 
   test("the table covers the API, the web forms and the console", () => {
@@ -107,13 +107,22 @@ describe("one byte over its limit is 413 on every route, before any key, session
   for (const { method, path } of routes) {
     const limit = bodyLimitOf(method, path);
     test(`${method} ${path}: ${limit + 1} bytes declared by Content-Length are 413; ${limit} are not`, async () => {
-      const over = await fetch(server.origin + path, { method, body: filled(limit + 1), headers: { Origin: server.origin } });
+      const headers: Record<string, string> = path.startsWith("/admin") ? { Origin: server.origin } : { Authorization: `Bearer ${server.key}` };
+      const over = await fetch(server.origin + path, { method, body: filled(limit + 1), headers });
       await expectTooLarge(over, path);
-      const at = await fetch(server.origin + path, { method, body: filled(limit), headers: { Origin: server.origin } });
+      // With a key the 413 is an answer like any other: it carries the key's RateLimit headers.
+      if (path.startsWith("/v1/") && !path.startsWith("/v1/forms/")) expect(over.headers.get("ratelimit-limit")).not.toBeNull();
+      const at = await fetch(server.origin + path, { method, body: filled(limit), headers });
       await at.arrayBuffer();
       expect(at.status).not.toBe(413);
     });
   }
+
+  test("without a key the API answers 401 and never reads the body", async () => {
+    const res = await fetch(`${server.baseUrl}/contacts`, { method: "POST", body: chunked(64 * MiB), duplex: "half", headers: { "Content-Type": "application/json" } } as RequestInit);
+    expect(res.status).toBe(401);
+    await res.arrayBuffer();
+  });
 
   test("paths shaped like the upload route get 1 MiB, answered at once without a session", async () => {
     for (const path of ["/admin/x/import", "/admin/projects/x1/import/extra", "/admin/import"]) {
