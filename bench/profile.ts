@@ -10,8 +10,8 @@ import { Kysely } from "kysely";
 import { listContacts } from "../src/contacts/list.ts";
 import { ListContactsQuery } from "../src/contacts/schemas.ts";
 import { getContactWithSignal } from "../src/contacts/service.ts";
-import type { Database as Schema } from "../src/db/schema.ts";
-import { openDatabase } from "../src/db/open.ts";
+import type { Database as Schema } from "../src/storage/schema.ts";
+import { openDatabase } from "../src/storage/open.ts";
 import { CursorCodec } from "../src/lib/cursor.ts";
 
 export interface ProfileCase {

@@ -1,10 +1,10 @@
 import { createApiKey } from "./auth/keys.ts";
 import { SCOPES } from "./auth/scopes.ts";
 import type { Config } from "./config.ts";
-import type { Database } from "./db/schema.ts";
+import type { Database } from "./storage/schema.ts";
 import type { Kysely } from "kysely";
 import { createProject } from "./projects/service.ts";
-import { lockUntilCommit } from "./db/dialect.ts";
+import { lockUntilCommit } from "./storage/dialect.ts";
 
 /**
  * First start on an empty database (decisions §3): project `default` with its reference

@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import type { Transaction } from "kysely";
-import type { Database } from "../db/schema.ts";
+import type { Database } from "../storage/schema.ts";
 import { ApiError } from "../errors.ts";
 import type { AdminEnv } from "./env.ts";
 import { noErrors, type FormErrors } from "./ui.tsx";

@@ -1,7 +1,7 @@
 import type { Selectable } from "kysely";
-import { CsvError, parseCsv } from "../cli/csv.ts";
-import { describeCsvError } from "../contacts/import.ts";
-import type { Database, Db } from "../db/schema.ts";
+import { CsvError, parseCsv } from "../transfer/csv.ts";
+import { describeCsvError } from "../transfer/import.ts";
+import type { Database, Db } from "../storage/schema.ts";
 
 /**
  * A CSV uploaded in the console, kept until its matched columns are checked and the import

@@ -1,16 +1,16 @@
 import type { Selectable, Transaction } from "kysely";
 import { UsageError } from "../cli/args.ts";
-import type { ColumnChoices } from "../cli/import-columns.ts";
-import { describeCsvError, importCsv, Summary, type Skip } from "../contacts/import.ts";
-import { WriteQueueFull } from "../db/group-commit.ts";
-import type { Database, Db } from "../db/schema.ts";
+import type { ColumnChoices } from "../transfer/import-columns.ts";
+import { describeCsvError, importCsv, Summary, type Skip } from "../transfer/import.ts";
+import { WriteQueueFull } from "../storage/group-commit.ts";
+import type { Database, Db } from "../storage/schema.ts";
 import type { AppDeps } from "../http/env.ts";
 import { isoNow } from "../lib/time.ts";
 
 /**
  * The console's CSV imports (decisions §14, §17), run in the background of the server
  * process that took the upload, through the same importer as `crm import`
- * (src/contacts/import.ts). Their progress and summary live in `admin_imports`, so a page
+ * (src/transfer/import.ts). Their progress and summary live in `admin_imports`, so a page
  * served by any node shows them.
  */
 export type ImportRow = Selectable<Database["admin_imports"]>;

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from "kysely";
-import type { Database, Db } from "../db/schema.ts";
+import type { Database, Db } from "../storage/schema.ts";
 import { emailKey } from "./accounts.ts";
 
 /** Ten failed sign-ins for one email or from one address in 15 minutes lock it for 15 minutes (decisions §14). */

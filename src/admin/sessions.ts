@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import type { Db } from "../db/schema.ts";
+import type { Db } from "../storage/schema.ts";
 
 /** Sessions end after 12 h without a request (decisions §14). */
 export const IDLE_MS = 12 * 3_600_000;

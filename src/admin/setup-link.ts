@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Kysely } from "kysely";
-import { lockUntilCommit } from "../db/dialect.ts";
-import type { Database, Db } from "../db/schema.ts";
+import { lockUntilCommit } from "../storage/dialect.ts";
+import type { Database, Db } from "../storage/schema.ts";
 import { countAdmins } from "./accounts.ts";
 import { randomToken } from "./sessions.ts";
 

@@ -1,5 +1,5 @@
 import type { Kysely } from "kysely";
-import type { Database, Db } from "../db/schema.ts";
+import type { Database, Db } from "../storage/schema.ts";
 import { newId } from "../lib/ids.ts";
 import { isoNow } from "../lib/time.ts";
 import { generateApiKey, hashApiKey, type Environment } from "./key-format.ts";

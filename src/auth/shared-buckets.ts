@@ -1,5 +1,5 @@
 import { sql, type Kysely } from "kysely";
-import type { Database } from "../db/schema.ts";
+import type { Database } from "../storage/schema.ts";
 import { TokenBucket, type LimitDecision } from "./limiter.ts";
 
 export interface BucketSpec {

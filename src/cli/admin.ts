@@ -1,6 +1,6 @@
 import type { Kysely } from "kysely";
 import { AccountError, createAdmin, deleteAdmin, listAdmins, setAdminPassword } from "../admin/accounts.ts";
-import type { Database } from "../db/schema.ts";
+import type { Database } from "../storage/schema.ts";
 import { isoNow } from "../lib/time.ts";
 import { runtime } from "../runtime/index.ts";
 import { output, UsageError } from "./args.ts";

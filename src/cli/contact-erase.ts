@@ -1,7 +1,7 @@
 import type { Kysely } from "kysely";
 import { eraseContact, type Erasure } from "../contacts/erase.ts";
 import { parseContactId } from "../contacts/service.ts";
-import type { Database } from "../db/schema.ts";
+import type { Database } from "../storage/schema.ts";
 import { ApiError } from "../errors.ts";
 import type { Config } from "../config.ts";
 import type { Sealer } from "../events/scrub.ts";

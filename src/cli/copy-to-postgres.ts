@@ -1,7 +1,7 @@
 import { resolve } from "node:path";
 import { ConfigError, configSchema, type Config } from "../config.ts";
-import { openDatabase } from "../db/open.ts";
-import { openPostgres } from "../db/postgres/open.ts";
+import { openDatabase } from "../storage/open.ts";
+import { openPostgres } from "../storage/postgres/open.ts";
 import { runtime } from "../runtime/index.ts";
 import { checkSecretKey, existingSecretBox } from "../webhooks/secret-box.ts";
 import { output, UsageError } from "./args.ts";

@@ -1,6 +1,6 @@
 import type { Kysely } from "kysely";
-import { EXPORT_FORMATS, exportContacts, isExportFormat, type ExportFormat } from "../contacts/export.ts";
-import type { Database } from "../db/schema.ts";
+import { EXPORT_FORMATS, exportContacts, isExportFormat, type ExportFormat } from "../transfer/export.ts";
+import type { Database } from "../storage/schema.ts";
 import { memoryKeeper } from "../jobs/memory.ts";
 import { findProject, listProjects } from "../projects/service.ts";
 import { runtime } from "../runtime/index.ts";
@@ -13,7 +13,7 @@ const LISTED_PROJECTS = 10;
 
 /**
  * `crm export --project ID [--format csv|jsonl] [--output FILE] [--raw]` (decisions §17, §25):
- * the shared exporter (src/contacts/export.ts) to standard output, or to FILE. CSV cells that
+ * the shared exporter (src/transfer/export.ts) to standard output, or to FILE. CSV cells that
  * a spreadsheet would run as formulas get a leading `'` unless --raw (JSON lines are always
  * exact). Standard output carries the export and nothing else; with --output the text goes
  * to FILE.partial, renamed onto FILE once whole, so FILE is never a half export, and one

@@ -1,5 +1,5 @@
 import type { Kysely } from "kysely";
-import type { Database } from "../db/schema.ts";
+import type { Database } from "../storage/schema.ts";
 import { FormFieldsError } from "../forms/fields.ts";
 import { listForms } from "../forms/repository.ts";
 import { createForm, toForm } from "../forms/service.ts";

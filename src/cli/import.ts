@@ -1,16 +1,16 @@
 import type { Kysely } from "kysely";
-import { describeCsvError, importCsv, MAX_LISTED_SKIPS, type Summary } from "../contacts/import.ts";
-import type { Database } from "../db/schema.ts";
+import { describeCsvError, importCsv, MAX_LISTED_SKIPS, type Summary } from "../transfer/import.ts";
+import type { Database } from "../storage/schema.ts";
 import { findProject } from "../projects/service.ts";
 import { runtime } from "../runtime/index.ts";
 import { UsageError } from "./args.ts";
 import type { Input } from "./commands.ts";
-import { fieldOf, parseMapOption, SKIP_REASONS, type HeaderPlan } from "./import-columns.ts";
+import { fieldOf, parseMapOption, SKIP_REASONS, type HeaderPlan } from "../transfer/import-columns.ts";
 import { progress } from "./progress.ts";
 
 /**
  * `crm import FILE.csv --project ID [--map "Header=field,…"] [--ignore-unknown] [--dry-run]
- * [--json]` (decisions §3, §5, §17): the shared importer (src/contacts/import.ts) over the
+ * [--json]` (decisions §3, §5, §17): the shared importer (src/transfer/import.ts) over the
  * file, in short transactions of its own, with a progress bar on stderr and the summary,
  * the columns' fields among it, on stdout.
  */

@@ -2,7 +2,7 @@ import type { Kysely } from "kysely";
 import { createApiKey, listApiKeys, revokeApiKey } from "../auth/keys.ts";
 import { parseScopes } from "../auth/scopes.ts";
 import type { Config } from "../config.ts";
-import type { Database } from "../db/schema.ts";
+import type { Database } from "../storage/schema.ts";
 import { isoNow, toIso } from "../lib/time.ts";
 import { findProject } from "../projects/service.ts";
 import { output, UsageError } from "./args.ts";

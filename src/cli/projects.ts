@@ -1,5 +1,5 @@
 import type { Kysely } from "kysely";
-import type { Database } from "../db/schema.ts";
+import type { Database } from "../storage/schema.ts";
 import { createProject, findProject, listProjects, updateProject } from "../projects/service.ts";
 import { integer, output, UsageError } from "./args.ts";
 import type { Input } from "./commands.ts";

@@ -1,5 +1,5 @@
 import type { Kysely } from "kysely";
-import type { Database } from "../db/schema.ts";
+import type { Database } from "../storage/schema.ts";
 import { findProject } from "../projects/service.ts";
 import { addContactType, addCustomField, addInteractionType, ReferenceInputError } from "../reference/service.ts";
 import { output, UsageError } from "./args.ts";

@@ -1,4 +1,4 @@
-import type { Db } from "../db/schema.ts";
+import type { Db } from "../storage/schema.ts";
 import { validationError } from "../errors.ts";
 import { checkCustomValue } from "../reference/custom-fields.ts";
 import { allCustomFields, findContactType, resolveTags } from "../reference/repository.ts";

@@ -1,8 +1,8 @@
 import { sql, type Expression, type ExpressionBuilder, type SelectQueryBuilder, type SqlBool } from "kysely";
-import { keysetAfter } from "../db/keyset.ts";
-import type { Database, Db } from "../db/schema.ts";
-import { isPostgres } from "../db/dialect.ts";
-import { filterOnly, filterOnlyIn, type FilterOnly } from "../db/statistics.ts";
+import { keysetAfter } from "../storage/keyset.ts";
+import type { Database, Db } from "../storage/schema.ts";
+import { isPostgres } from "../storage/dialect.ts";
+import { filterOnly, filterOnlyIn, type FilterOnly } from "../storage/statistics.ts";
 import { HEAD_LENGTH, prefixEnd, termHead } from "./matching.ts";
 import { withType, type ContactView } from "./repository.ts";
 

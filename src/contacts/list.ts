@@ -1,4 +1,4 @@
-import type { Db } from "../db/schema.ts";
+import type { Db } from "../storage/schema.ts";
 import type { CursorCodec } from "../lib/cursor.ts";
 import { toPage } from "../lib/pagination.ts";
 import { toIso } from "../lib/time.ts";

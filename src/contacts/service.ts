@@ -1,5 +1,5 @@
-import { isUniqueViolation, jsonColumn } from "../db/dialect.ts";
-import type { Db, NewContactRow } from "../db/schema.ts";
+import { isUniqueViolation, jsonColumn } from "../storage/dialect.ts";
+import type { Db, NewContactRow } from "../storage/schema.ts";
 import { ApiError, notFound } from "../errors.ts";
 import { recordEvent } from "../events/record.ts";
 import { isoNow } from "../lib/time.ts";

@@ -1,4 +1,4 @@
-import type { ContactRow } from "../db/schema.ts";
+import type { ContactRow } from "../storage/schema.ts";
 import { ADDRESS_KEYS } from "./schemas.ts";
 
 type Address = Record<(typeof ADDRESS_KEYS)[number], string | null>;

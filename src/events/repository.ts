@@ -1,5 +1,5 @@
-import { keysetAfter } from "../db/keyset.ts";
-import type { Db } from "../db/schema.ts";
+import { keysetAfter } from "../storage/keyset.ts";
+import type { Db } from "../storage/schema.ts";
 
 /** Events of the project, oldest first from `since` (decisions §7: 30 days readable). */
 export async function listEvents(db: Db, projectId: string, since: string, limit: number, after?: [string, string]) {

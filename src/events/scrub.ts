@@ -1,4 +1,4 @@
-import type { Db } from "../db/schema.ts";
+import type { Db } from "../storage/schema.ts";
 
 /**
  * Finding and scrubbing a contact's personal data in stored JSON (decisions §17: erasure).

@@ -1,4 +1,4 @@
-import type { Db, FormRow } from "../db/schema.ts";
+import type { Db, FormRow } from "../storage/schema.ts";
 
 /** Forms and submissions (db/0003_forms.sql). Plain functions taking `db | trx` first. */
 

@@ -1,7 +1,7 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import type { FormRow } from "../db/schema.ts";
+import type { FormRow } from "../storage/schema.ts";
 import { ApiError, notFound } from "../errors.ts";
 import { limitBodies } from "../http/body-limit.ts";
 import { transactional } from "../http/transaction.ts";

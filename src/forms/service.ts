@@ -3,7 +3,7 @@ import { listContactRows } from "../contacts/list-query.ts";
 import * as contacts from "../contacts/repository.ts";
 import type { ContactInput } from "../contacts/schemas.ts";
 import { createContact, parseContactId, patchContact } from "../contacts/service.ts";
-import type { Db, FormRow } from "../db/schema.ts";
+import type { Db, FormRow } from "../storage/schema.ts";
 import { recordEvent } from "../events/record.ts";
 import { newId } from "../lib/ids.ts";
 import { isHttpUrl } from "../lib/formats.ts";

@@ -2,8 +2,8 @@ import type { Context, MiddlewareHandler, Next } from "hono";
 import { createHash } from "node:crypto";
 import { ApiError } from "../errors.ts";
 import { findIdempotencyRecord, saveIdempotencyRecord, type StoredAnswer } from "../idempotency/repository.ts";
-import { lockUntilCommit } from "../db/dialect.ts";
-import type { Db } from "../db/schema.ts";
+import { lockUntilCommit } from "../storage/dialect.ts";
+import type { Db } from "../storage/schema.ts";
 import { queuedDeliveries } from "../webhooks/outbox.ts";
 import type { AppEnv } from "./env.ts";
 
@@ -23,7 +23,7 @@ const inFlight = new Set<string>();
 
 /**
  * One transaction per write request: the handler runs on `c.get("db")` = the transaction
- * (a savepoint of a group commit, src/db/group-commit.ts), which commits only when the
+ * (a savepoint of a group commit, src/storage/group-commit.ts), which commits only when the
  * answer is a success, and the answer leaves only after the commit; any error rolls the
  * request back, so a request that fails writes nothing. With an `Idempotency-Key`
  * (decisions §5) the answer is stored in that same transaction, and a repeat is answered

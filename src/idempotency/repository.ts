@@ -1,4 +1,4 @@
-import type { Db } from "../db/schema.ts";
+import type { Db } from "../storage/schema.ts";
 
 export const IDEMPOTENCY_TTL_MS = 24 * 3_600_000;
 

@@ -1,7 +1,7 @@
-import { keysetAfter } from "../db/keyset.ts";
-import { preparedQuery } from "../db/prepared.ts";
+import { keysetAfter } from "../storage/keyset.ts";
+import { preparedQuery } from "../storage/prepared.ts";
 import type { Selectable } from "kysely";
-import type { Database, Db } from "../db/schema.ts";
+import type { Database, Db } from "../storage/schema.ts";
 
 const columns = [
   "interaction_logs.id",

@@ -1,6 +1,6 @@
 import { findContactIdentity } from "../contacts/repository.ts";
 import { formatContactId } from "../contacts/service.ts";
-import type { Db } from "../db/schema.ts";
+import type { Db } from "../storage/schema.ts";
 import { notFound, validationError } from "../errors.ts";
 import { recordEvent } from "../events/record.ts";
 import type { CursorCodec } from "../lib/cursor.ts";

@@ -1,5 +1,5 @@
 import type { Kysely } from "kysely";
-import type { Database } from "../db/schema.ts";
+import type { Database } from "../storage/schema.ts";
 import { deleteExpiredIdempotencyRecords } from "../idempotency/repository.ts";
 import { retainedSince } from "../events/catalog.ts";
 import { deleteIdleSessions } from "../admin/sessions.ts";

@@ -1,7 +1,7 @@
 import { sql } from "kysely";
-import { keysetAfter } from "../db/keyset.ts";
-import { preparedQuery } from "../db/prepared.ts";
-import type { ContactTypeRow, Db } from "../db/schema.ts";
+import { keysetAfter } from "../storage/keyset.ts";
+import { preparedQuery } from "../storage/prepared.ts";
+import type { ContactTypeRow, Db } from "../storage/schema.ts";
 import { newId } from "../lib/ids.ts";
 import { isoNow } from "../lib/time.ts";
 import type { CustomField } from "./custom-fields.ts";

@@ -1,4 +1,4 @@
-import type { Db } from "../db/schema.ts";
+import type { Db } from "../storage/schema.ts";
 import { CUSTOM_FIELD_TYPES, READ_ONLY_TYPES, TYPES_WITH_OPTIONS } from "./custom-fields.ts";
 import { createContactType, createCustomField, createInteractionType } from "./repository.ts";
 import { CATEGORIES } from "./schemas.ts";

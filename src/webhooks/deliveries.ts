@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Transaction } from "kysely";
-import { isPostgres } from "../db/dialect.ts";
-import { preparedQuery } from "../db/prepared.ts";
-import type { Database } from "../db/schema.ts";
+import { isPostgres } from "../storage/dialect.ts";
+import { preparedQuery } from "../storage/prepared.ts";
+import type { Database } from "../storage/schema.ts";
 import { newId } from "../lib/ids.ts";
 
 /**

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from "kysely";
-import type { Database } from "../db/schema.ts";
+import type { Database } from "../storage/schema.ts";
 import type { DueDelivery } from "./deliveries.ts";
 
 /** How long a node's claim on a delivery lasts (decisions §13: at most 30 s). */

@@ -1,5 +1,5 @@
-import { preparedQuery } from "../db/prepared.ts";
-import type { Db } from "../db/schema.ts";
+import { preparedQuery } from "../storage/prepared.ts";
+import type { Db } from "../storage/schema.ts";
 import { newId } from "../lib/ids.ts";
 
 /** Whether a subscription's `events` take an event type. */

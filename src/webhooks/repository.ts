@@ -1,5 +1,5 @@
-import type { Db, WebhookRow } from "../db/schema.ts";
-import { keysetAfter } from "../db/keyset.ts";
+import type { Db, WebhookRow } from "../storage/schema.ts";
+import { keysetAfter } from "../storage/keyset.ts";
 import type { Webhook } from "./schemas.ts";
 
 export function toWebhook(row: WebhookRow): Webhook {

@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from "node:crypto";
 import { dirname, join } from "node:path";
 import { ConfigError } from "../config.ts";
-import type { Db } from "../db/schema.ts";
+import type { Db } from "../storage/schema.ts";
 import { runtime } from "../runtime/index.ts";
 
 /**

@@ -1,4 +1,4 @@
-import type { Db, WebhookRow } from "../db/schema.ts";
+import type { Db, WebhookRow } from "../storage/schema.ts";
 import { ApiError, notFound, validationError } from "../errors.ts";
 import { retainedSince } from "../events/catalog.ts";
 import { eventsBetween, findEvents } from "../events/repository.ts";

@@ -1,4 +1,4 @@
-import { parseCsv } from "../../src/cli/csv.ts";
+import { parseCsv } from "../../src/transfer/csv.ts";
 
 /** `text` as UTF-8 chunks of `size` bytes, as a file stream would hand them to the parser. */
 export async function* chunksOf(text: string, size: number) {

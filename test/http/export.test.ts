@@ -9,8 +9,8 @@ import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { parseCsv } from "../../src/cli/csv.ts";
-import { neutraliseFormula } from "../../src/contacts/spreadsheet.ts";
+import { parseCsv } from "../../src/transfer/csv.ts";
+import { neutraliseFormula } from "../../src/transfer/spreadsheet.ts";
 import { AdminClient, pageText, signedInAdmin } from "../helpers/admin.ts";
 import { BUN, REPO_ROOT } from "../helpers/spawn.ts";
 import { startServer, walk, type Api, type ProjectInfo, type ServerHandle } from "../helpers/server.ts";

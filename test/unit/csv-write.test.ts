@@ -1,10 +1,10 @@
 /**
- * The CSV writer of `crm export` (src/cli/csv.ts, decisions §17): what it writes, the
+ * The CSV writer of `crm export` (src/transfer/csv.ts, decisions §17): what it writes, the
  * importer's parser reads back as the same cells, whatever they hold.
  */
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { csvField, csvRecord } from "../../src/cli/csv.ts";
+import { csvField, csvRecord } from "../../src/transfer/csv.ts";
 import { parse } from "../helpers/csv.ts";
 
 const cells: Array<{ name: string; value: string; written: string }> = [

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { CsvError, CsvParser, MAX_FIELDS, MAX_RECORD_BYTES, parseCsv } from "../../src/cli/csv.ts";
+import { CsvError, CsvParser, MAX_FIELDS, MAX_RECORD_BYTES, parseCsv } from "../../src/transfer/csv.ts";
 import { chunksOf, parse } from "../helpers/csv.ts";
 
 const cases: Array<{ name: string; input: string; expected: string[][] }> = [

@@ -1,12 +1,12 @@
 /**
  * Header matching of `crm import` and the console's import (decisions §17):
- * src/cli/import-columns.ts and the row builder's contact type by name (src/cli/import-rows.ts).
+ * src/transfer/import-columns.ts and the row builder's contact type by name (src/transfer/import-rows.ts).
  */
 import { describe, expect, test } from "bun:test";
 import { UsageError } from "../../src/cli/args.ts";
-import { closestField, editDistance, fieldOf, mapHeader, parseMapOption, planColumns } from "../../src/cli/import-columns.ts";
-import { buildRow, contactTypeNames } from "../../src/cli/import-rows.ts";
-import { customFieldHeader, EXPORT_COLUMNS, FIELD_ALIASES } from "../../src/contacts/csv-columns.ts";
+import { closestField, editDistance, fieldOf, mapHeader, parseMapOption, planColumns } from "../../src/transfer/import-columns.ts";
+import { buildRow, contactTypeNames } from "../../src/transfer/import-rows.ts";
+import { customFieldHeader, EXPORT_COLUMNS, FIELD_ALIASES } from "../../src/transfer/csv-columns.ts";
 import type { CustomField } from "../../src/reference/custom-fields.ts";
 
 const FIELDS: CustomField[] = [

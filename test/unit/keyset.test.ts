@@ -9,8 +9,8 @@ import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Kysely } from "kysely";
 import { BunSqliteDialect } from "kysely-bun-sqlite";
-import { keysetAfter } from "../../src/db/keyset.ts";
-import { filterOnly } from "../../src/db/statistics.ts";
+import { keysetAfter } from "../../src/storage/keyset.ts";
+import { filterOnly } from "../../src/storage/statistics.ts";
 
 interface Row {
   at: string;

@@ -12,8 +12,8 @@ import type { CompiledQuery, Kysely, KyselyPlugin } from "kysely";
 import { listContactRows, type ContactFilters } from "../../src/contacts/list-query.ts";
 import { findTagIds } from "../../src/reference/repository.ts";
 import { createContact, patchContact } from "../../src/contacts/service.ts";
-import { openDatabase } from "../../src/db/open.ts";
-import type { Database } from "../../src/db/schema.ts";
+import { openDatabase } from "../../src/storage/open.ts";
+import type { Database } from "../../src/storage/schema.ts";
 import { createProject } from "../../src/projects/service.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "crm-list-query-"));

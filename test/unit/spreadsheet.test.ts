@@ -1,14 +1,14 @@
 /**
- * Spreadsheet formulas in CSV cells (decisions §25, src/contacts/spreadsheet.ts): the
+ * Spreadsheet formulas in CSV cells (decisions §25, src/transfer/spreadsheet.ts): the
  * export's leading `'` before a formula trigger, the importer's rule that takes it off, and
  * the two together through the CSV writer, the parser and the row builder.
  */
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { csvRecord } from "../../src/cli/csv.ts";
-import { planColumns } from "../../src/cli/import-columns.ts";
-import { buildRow } from "../../src/cli/import-rows.ts";
-import { FORMULA_TRIGGERS, neutraliseFormula, unneutraliseFormula } from "../../src/contacts/spreadsheet.ts";
+import { csvRecord } from "../../src/transfer/csv.ts";
+import { planColumns } from "../../src/transfer/import-columns.ts";
+import { buildRow } from "../../src/transfer/import-rows.ts";
+import { FORMULA_TRIGGERS, neutraliseFormula, unneutraliseFormula } from "../../src/transfer/spreadsheet.ts";
 import type { CustomField } from "../../src/reference/custom-fields.ts";
 import { parse } from "../helpers/csv.ts";
 

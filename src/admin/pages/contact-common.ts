@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import type { Contact } from "../../contacts/schemas.ts";
-import type { Db } from "../../db/schema.ts";
+import type { Db } from "../../storage/schema.ts";
 import { READ_ONLY_TYPES, type CustomField } from "../../reference/custom-fields.ts";
 import { allCustomFields, listNamed } from "../../reference/repository.ts";
 import type { AdminEnv } from "../env.ts";

@@ -1,12 +1,12 @@
 import { Hono, type Context } from "hono";
-import { exportContacts, type ExportFormat } from "../../contacts/export.ts";
+import { exportContacts, type ExportFormat } from "../../transfer/export.ts";
 import type { AdminEnv } from "../env.ts";
 import { Layout, projectPath } from "../ui.tsx";
 
 /**
  * A project's "Export" action (decisions §14, §17, §25): a page with the contact count and
  * two downloads, CSV and JSON lines, streamed by the exporter of `crm export`
- * (src/contacts/export.ts), so a download is byte for byte what the CLI writes. The CSV's
+ * (src/transfer/export.ts), so a download is byte for byte what the CLI writes. The CSV's
  * formulas are neutralised, as the CLI's are; /export.csv?raw=1 is `crm export --raw`.
  * Mounted at /admin/projects/:projectId: the downloads are /export.csv and /export.jsonl
  * beside /export.

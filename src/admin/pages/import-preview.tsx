@@ -1,6 +1,6 @@
 import { Hono, type Context } from "hono";
-import { planColumns, type Column, type ColumnMatch, type HeaderPlan } from "../../cli/import-columns.ts";
-import { ADDRESS_FIELDS, BOOLEAN_FIELDS, CONTACT_TYPE_FIELD, TEXT_FIELDS } from "../../contacts/csv-columns.ts";
+import { planColumns, type Column, type ColumnMatch, type HeaderPlan } from "../../transfer/import-columns.ts";
+import { ADDRESS_FIELDS, BOOLEAN_FIELDS, CONTACT_TYPE_FIELD, TEXT_FIELDS } from "../../transfer/csv-columns.ts";
 import { ApiError } from "../../errors.ts";
 import { isoNow } from "../../lib/time.ts";
 import { READ_ONLY_TYPES, type CustomField } from "../../reference/custom-fields.ts";

@@ -1,6 +1,6 @@
 import type { Context } from "hono";
 import type { Child } from "hono/jsx";
-import type { Db } from "../../db/schema.ts";
+import type { Db } from "../../storage/schema.ts";
 import { CUSTOM_FIELD_TYPES, READ_ONLY_TYPES } from "../../reference/custom-fields.ts";
 import { listCustomFields, listNamed } from "../../reference/repository.ts";
 import { CATEGORIES } from "../../reference/schemas.ts";

@@ -1,7 +1,7 @@
 import { Hono, type Context } from "hono";
 import type { Transaction } from "kysely";
 import { CreateContactBody } from "../../contacts/schemas.ts";
-import type { Database } from "../../db/schema.ts";
+import type { Database } from "../../storage/schema.ts";
 import { findTagIds, resolveTags } from "../../reference/repository.ts";
 import { addContactType, addCustomField, addInteractionType, ReferenceInputError } from "../../reference/service.ts";
 import { write } from "../actions.ts";

@@ -1,13 +1,13 @@
 import { CreateContactBody, type ContactInput } from "../contacts/schemas.ts";
-import { unneutraliseFormula } from "../contacts/spreadsheet.ts";
+import { unneutraliseFormula } from "./spreadsheet.ts";
 import { validationFailure } from "../http/validation.ts";
 import type { CustomField } from "../reference/custom-fields.ts";
 import type { ColumnMatch } from "./import-columns.ts";
 
 /**
  * One CSV record → the body POST /v1/contacts takes (decisions §5, §17), for `crm import`
- * and the console's import (src/contacts/import.ts). The columns come from the header's
- * plan (src/cli/import-columns.ts).
+ * and the console's import (src/transfer/import.ts). The columns come from the header's
+ * plan (src/transfer/import-columns.ts).
  */
 
 const TRUE = new Set(["true", "1", "yes"]);

@@ -1,6 +1,6 @@
 // Migrations are plain SQL files in db/, embedded at build time so the compiled binary
 // carries them (decisions §1). Append new files here in order; never edit an applied one:
-// its checksum is recorded and checked at every start (src/db/migrate.ts).
+// its checksum is recorded and checked at every start (src/storage/migrate.ts).
 import m0001 from "../../db/0001_init.sql" with { type: "text" };
 import m0002 from "../../db/0002_webhooks.sql" with { type: "text" };
 import m0003 from "../../db/0003_forms.sql" with { type: "text" };
@@ -34,7 +34,7 @@ export const migrations: readonly Migration[] = [
 /**
  * PostgreSQL's own files (db/postgres/): one schema equal to the SQLite files' end state,
  * then its own steps. Applied and checked the same way, under an advisory lock
- * (src/db/postgres/migrate.ts).
+ * (src/storage/postgres/migrate.ts).
  */
 export const postgresMigrations: readonly Migration[] = [
   { name: "0001_init", sql: pg0001 },

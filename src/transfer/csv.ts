@@ -235,7 +235,7 @@ const NEEDS_QUOTES = /[",\r\n]|^\s|\s$/;
 /**
  * One cell as `crm export` writes it (decisions §17): as is, or quoted with its quotes
  * doubled. Nothing else is changed here: formulas are neutralised before, by the exporter
- * (src/contacts/spreadsheet.ts, decisions §25), unless `--raw` asks for exact cells.
+ * (src/transfer/spreadsheet.ts, decisions §25), unless `--raw` asks for exact cells.
  */
 export function csvField(value: string): string {
   return NEEDS_QUOTES.test(value) ? `"${value.replaceAll('"', '""')}"` : value;

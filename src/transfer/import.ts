@@ -1,12 +1,12 @@
 import { sql, type Transaction } from "kysely";
-import { CsvError, parseCsv } from "../cli/csv.ts";
-import { mapHeader, type ColumnChoices, type HeaderPlan } from "../cli/import-columns.ts";
-import { buildRow, contactTypeNames, type ContactTypeNames, type RowResult } from "../cli/import-rows.ts";
-import type { Database, Db } from "../db/schema.ts";
+import { CsvError, parseCsv } from "./csv.ts";
+import { mapHeader, type ColumnChoices, type HeaderPlan } from "./import-columns.ts";
+import { buildRow, contactTypeNames, type ContactTypeNames, type RowResult } from "./import-rows.ts";
+import type { Database, Db } from "../storage/schema.ts";
 import { ApiError } from "../errors.ts";
 import { allCustomFields } from "../reference/repository.ts";
-import type { ContactInput } from "./schemas.ts";
-import { createContact } from "./service.ts";
+import type { ContactInput } from "../contacts/schemas.ts";
+import { createContact } from "../contacts/service.ts";
 
 /**
  * The one CSV importer (decisions §3, §5, §17), shared by `crm import` (src/cli/import.ts)
@@ -146,7 +146,7 @@ async function typesOf(db: Db, projectId: string, plan: HeaderPlan): Promise<Con
 
 /**
  * Streams a CSV file into the project's contacts, in constant memory. The header maps
- * columns to fields (src/cli/import-columns.ts); an unknown or repeated column throws
+ * columns to fields (src/transfer/import-columns.ts); an unknown or repeated column throws
  * (a UsageError naming it) before anything is written. A malformed record stops the read:
  * the rows before it are still written, and `failure` says where and why.
  */

@@ -1,10 +1,10 @@
-import { csvRecord } from "../cli/csv.ts";
-import type { Db } from "../db/schema.ts";
+import { csvRecord } from "./csv.ts";
+import type { Db } from "../storage/schema.ts";
 import type { CustomField } from "../reference/custom-fields.ts";
 import { ADDRESS_FIELDS, customFieldHeader, EXPORT_COLUMNS, LIST_SEPARATOR } from "./csv-columns.ts";
-import { withType } from "./repository.ts";
-import type { Contact } from "./schemas.ts";
-import { toContacts } from "./service.ts";
+import { withType } from "../contacts/repository.ts";
+import type { Contact } from "../contacts/schemas.ts";
+import { toContacts } from "../contacts/service.ts";
 import { neutraliseFormula } from "./spreadsheet.ts";
 
 /**
@@ -20,7 +20,7 @@ import { neutraliseFormula } from "./spreadsheet.ts";
  * consumer asks for the next chunk, so a slow reader holds at most one page in memory.
  *
  * CSV cells that a spreadsheet would read as formulas get a leading `'` unless `raw` is
- * asked for (decisions §25, src/contacts/spreadsheet.ts); JSON lines are never changed.
+ * asked for (decisions §25, src/transfer/spreadsheet.ts); JSON lines are never changed.
  */
 export const EXPORT_FORMATS = ["csv", "jsonl"] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
@@ -74,7 +74,7 @@ async function exportedFields(db: Db, projectId: string): Promise<CustomField[]>
   return rows.map((r) => ({ ...r, options: r.options ? (JSON.parse(r.options) as string[]) : null }));
 }
 
-/** The CSV's header row: EXPORT_COLUMNS, then each custom field by title (src/contacts/csv-columns.ts). */
+/** The CSV's header row: EXPORT_COLUMNS, then each custom field by title (src/transfer/csv-columns.ts). */
 export const csvHeader = (fields: readonly CustomField[]) => [...EXPORT_COLUMNS, ...fields.map((f) => customFieldHeader(f.title))];
 
 const text = (value: string | null | undefined) => value ?? "";

@@ -1,16 +1,16 @@
-import { ADDRESS_KEYS } from "./schemas.ts";
+import { ADDRESS_KEYS } from "../contacts/schemas.ts";
 import { unneutraliseFormula } from "./spreadsheet.ts";
 
 /**
  * The CSV vocabulary of contacts (decisions §17), shared by the importer
- * (src/cli/import-columns.ts) and the exporter (src/contacts/export.ts), so what
+ * (src/transfer/import-columns.ts) and the exporter (src/transfer/export.ts), so what
  * `crm export` writes `crm import` reads back.
  */
 
 /**
  * A header as matched: lower case, without spaces, `_`, `-` and `.` ("E-mail 1 - Value" →
  * "email1value"), and without the `'` an export puts before a custom field title such as
- * `=x` (decisions §25, src/contacts/spreadsheet.ts).
+ * `=x` (decisions §25, src/transfer/spreadsheet.ts).
  */
 export const normalizeHeader = (header: string) => unneutraliseFormula(header).toLowerCase().replace(/[\s_\-.]+/g, "");
 

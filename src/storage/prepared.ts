@@ -16,7 +16,7 @@ export function enableDirectReads(db: Kysely<Database>, handle: DirectHandle): v
 const batches = new WeakMap<object, NonNullable<SqliteHandle["runInTransaction"]>>();
 
 /**
- * A group-commit batch (src/db/group-commit.ts) holds the SQLite connection alone from its
+ * A group-commit batch (src/storage/group-commit.ts) holds the SQLite connection alone from its
  * BEGIN to its COMMIT, and its requests run one after another: their compiled statements
  * can run on the connection at once, skipping Kysely's executor (connection queue,
  * promises, result copies: ~5 µs a statement, a dozen a create). Anyone else waits for the

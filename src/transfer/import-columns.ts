@@ -1,12 +1,12 @@
 import {
   ADDRESS_FIELDS, BOOLEAN_FIELDS, CONTACT_TYPE_FIELD, FIELD_ALIASES, normalizeHeader, READ_ONLY_FIELDS, TEXT_FIELDS,
-} from "../contacts/csv-columns.ts";
+} from "./csv-columns.ts";
 import type { CustomField } from "../reference/custom-fields.ts";
-import { UsageError } from "./args.ts";
+import { UsageError } from "../cli/args.ts";
 
 /**
  * Which field each CSV column fills (decisions §17): the header matching shared by
- * `crm import` and the console's import (src/contacts/import.ts), and by the console's
+ * `crm import` and the console's import (src/transfer/import.ts), and by the console's
  * preview of an upload (src/admin/pages/import-preview.tsx).
  */
 
