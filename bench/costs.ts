@@ -46,7 +46,7 @@ const NUMERIC = 1700;
 
 // ---------- tracing, installed before src/ is loaded ----------
 
-/** PRAGMAs the service set on its first connection (the main one, src/storage/open.ts; not the dispatcher's reader), applied to the bare one. */
+/** PRAGMAs the service set on its first connection (the main one, src/storage/sqlite/open.ts; not the dispatcher's reader), applied to the bare one. */
 const pragmasBy = new Map<object, Map<string, string>>();
 const SHARED_PRAGMAS = /^\s*pragma\s+(cache_size|mmap_size|temp_store|cache_spill)\s*=\s*([^;\s]+)\s*;?\s*$/i;
 

@@ -2,7 +2,7 @@
  * The storage limit for POST /contacts and POST interactions: raw bun:sqlite inserts of one
  * contact with its contact_tags and contact_search_terms rows (the rows createContact in
  * src/contacts/service.ts writes), one row per transaction (BEGIN IMMEDIATE … COMMIT), with
- * the PRAGMAs of src/storage/open.ts, into a copy of the 1 M-contact bench database. No HTTP, no
+ * the PRAGMAs of src/storage/sqlite/open.ts, into a copy of the 1 M-contact bench database. No HTTP, no
  * Kysely, no validation: what SQLite alone allows on this machine.
  *
  * Schema check: db/*.sql is applied to a fresh file and the tables and indexes of contacts,
@@ -93,7 +93,7 @@ export function rawInsertBaseline(
   serviceShape = false,
 ): RawInsertResult {
   const db = new Database(copyPath);
-  // src/storage/open.ts, in its order.
+  // src/storage/sqlite/open.ts, in its order.
   db.exec("PRAGMA busy_timeout = 5000");
   db.exec("PRAGMA journal_mode = WAL");
   db.exec("PRAGMA synchronous = NORMAL");

@@ -11,7 +11,7 @@ import { listContacts } from "../src/contacts/list.ts";
 import { ListContactsQuery } from "../src/contacts/schemas.ts";
 import { getContactWithSignal } from "../src/contacts/service.ts";
 import type { Database as Schema } from "../src/storage/schema.ts";
-import { openDatabase } from "../src/storage/open.ts";
+import { openDatabase } from "../src/storage/sqlite/open.ts";
 import { CursorCodec } from "../src/lib/cursor.ts";
 
 export interface ProfileCase {

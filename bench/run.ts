@@ -558,7 +558,7 @@ async function main() {
   out();
   out(`Limits: **HTTP** = bench/bare-hono.ts (a bare Hono route on Bun answering the same contact JSON, ${CONNECTIONS} connections); ` +
     `**storage** = bench/limits.ts (raw bun:sqlite, one contact + its tags + search terms per BEGIN IMMEDIATE … COMMIT, ` +
-    `src/storage/open.ts PRAGMAs, into a copy of the seeded database; one writer, no HTTP; latency is one transaction, rate is rows per second inside transactions). ` +
+    `src/storage/sqlite/open.ts PRAGMAs, into a copy of the seeded database; one writer, no HTTP; latency is one transaction, rate is rows per second inside transactions). ` +
     `Service rows are at ${CONNECTIONS} connections; "× limit" for p50/p99 is service latency / limit latency (1.0 = as fast as the limit). ` +
     `p95 targets for search and lists are judged at 1 connection (no queueing).`);
   out();

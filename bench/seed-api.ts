@@ -4,7 +4,7 @@
  * path (GET /v1/contacts?email=…, then PATCH or POST; interface §4.2), and PATCHes of
  * earlier contacts so list order is not creation order. Several projects are filled at
  * once, interleaved. Nobody runs ANALYZE: the server keeps its own statistics
- * (src/storage/statistics.ts), so the figures are what users get.
+ * (src/storage/sqlite/statistics.ts), so the figures are what users get.
  *
  * Names follow a skewed (Zipf-like) frequency over the lists of bench/seed.ts, so 3-letter
  * prefixes of common names (mar, jam, smi…) match many thousands of contacts.

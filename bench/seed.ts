@@ -4,7 +4,7 @@
  * contact_search_terms, with the service's own emailKey/phoneKey/searchTerms helpers.
  * Deterministic (seeded PRNG), so two runs build the same data set. No ANALYZE: the
  * database is left without planner statistics, as one filled through the API is (the
- * service gathers them itself, src/storage/statistics.ts). `npm run bench` builds its data
+ * service gathers them itself, src/storage/sqlite/statistics.ts). `npm run bench` builds its data
  * through the API instead (bench/seed-api.ts); this fast path serves stress/soak.ts.
  *
  *   bun bench/seed.ts <db-path> <project-id> [count]

@@ -14,7 +14,7 @@ import { keyCreate, keyList, keyRevoke } from "./cli/keys.ts";
 import { projectCreate, projectList, projectUpdate } from "./cli/projects.ts";
 import { contactTypeCreate, customFieldCreate, interactionTypeCreate } from "./cli/reference.ts";
 import { ConfigError, loadConfig, type Config } from "./config.ts";
-import { openStorage, type Storage } from "./storage/storage.ts";
+import { openStorage, type Storage } from "./storage/index.ts";
 import { runtime } from "./runtime/index.ts";
 import { serve } from "./server.ts";
 

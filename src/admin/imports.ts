@@ -2,7 +2,7 @@ import type { Selectable, Transaction } from "kysely";
 import { UsageError } from "../cli/args.ts";
 import type { ColumnChoices } from "../transfer/import-columns.ts";
 import { describeCsvError, importCsv, Summary, type Skip } from "../transfer/import.ts";
-import { WriteQueueFull } from "../storage/group-commit.ts";
+import { WriteQueueFull } from "../storage/sqlite/group-commit.ts";
 import type { Database, Db } from "../storage/schema.ts";
 import type { AppDeps } from "../http/env.ts";
 import { isoNow } from "../lib/time.ts";

@@ -1,5 +1,5 @@
 import { resolve } from "node:path";
-import type { Storage } from "../storage/storage.ts";
+import type { Storage } from "../storage/index.ts";
 import { runtime } from "../runtime/index.ts";
 import { output, UsageError } from "./args.ts";
 import type { Input } from "./commands.ts";

@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import { ConfigError, configSchema, type Config } from "../config.ts";
-import { openDatabase } from "../storage/open.ts";
+import { openDatabase } from "../storage/sqlite/open.ts";
 import { openPostgres } from "../storage/postgres/open.ts";
 import { runtime } from "../runtime/index.ts";
 import { checkSecretKey, existingSecretBox } from "../webhooks/secret-box.ts";

@@ -2,7 +2,7 @@ import { sql, type Expression, type ExpressionBuilder, type SelectQueryBuilder, 
 import { keysetAfter } from "../storage/keyset.ts";
 import type { Database, Db } from "../storage/schema.ts";
 import { isPostgres } from "../storage/dialect.ts";
-import { filterOnly, filterOnlyIn, type FilterOnly } from "../storage/statistics.ts";
+import { filterOnly, filterOnlyIn, type FilterOnly } from "../storage/sqlite/statistics.ts";
 import { HEAD_LENGTH, prefixEnd, termHead } from "./matching.ts";
 import { withType, type ContactView } from "./repository.ts";
 

@@ -1,6 +1,6 @@
 import type { ContactRow, Db, NewContactRow } from "../storage/schema.ts";
 import { jsonArrayFrom } from "../storage/dialect.ts";
-import { preparedInsert, preparedQuery } from "../storage/prepared.ts";
+import { preparedInsert, preparedQuery } from "../storage/sqlite/prepared.ts";
 import { termHead } from "./matching.ts";
 
 /** A contact row with its contact type's name and category joined in. */

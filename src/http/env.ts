@@ -2,7 +2,7 @@ import type { Kysely } from "kysely";
 import type { Caller, KeyStore } from "../auth/keys.ts";
 import type { RateLimiter } from "../auth/rate-limiter.ts";
 import type { Config } from "../config.ts";
-import type { WriteQueue } from "../storage/group-commit.ts";
+import type { WriteQueue } from "../storage/sqlite/group-commit.ts";
 import type { Database, Db } from "../storage/schema.ts";
 import type { CursorCodec } from "../lib/cursor.ts";
 import type { Clock } from "../lib/clock.ts";

@@ -23,7 +23,7 @@ const inFlight = new Set<string>();
 
 /**
  * One transaction per write request: the handler runs on `c.get("db")` = the transaction
- * (a savepoint of a group commit, src/storage/group-commit.ts), which commits only when the
+ * (a savepoint of a group commit, src/storage/sqlite/group-commit.ts), which commits only when the
  * answer is a success, and the answer leaves only after the commit; any error rolls the
  * request back, so a request that fails writes nothing. With an `Idempotency-Key`
  * (decisions §5) the answer is stored in that same transaction, and a repeat is answered

@@ -5,7 +5,7 @@ import type { Database } from "../storage/schema.ts";
 import { memoryKeeper } from "./memory.ts";
 import { applyRetention } from "./retention.ts";
 import { runtime } from "../runtime/index.ts";
-import { refreshStatistics } from "../storage/statistics.ts";
+import { refreshStatistics } from "../storage/sqlite/statistics.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
 import type { Kysely } from "kysely";
@@ -14,7 +14,7 @@ export type JobName = "flush-last-used" | "limiter-sweep" | "retention" | "stati
 
 /**
  * Periodic housekeeping (croner): last-used times, limiter memory, retention of events,
- * attempts and idempotency records, and planner statistics (src/storage/statistics.ts: a no-op
+ * attempts and idempotency records, and planner statistics (src/storage/sqlite/statistics.ts: a no-op
  * unless a table has grown 25-fold or was never analyzed), and the soft memory target
  * (src/jobs/memory.ts). The schedule runs on the wall
  * clock; what a job keeps or drops is judged by the service's clock (issue 11), and

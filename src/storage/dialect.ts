@@ -66,7 +66,7 @@ const CHECKPOINT_WAITS_MS = [25, 50, 100, 200, 400, 800];
 /**
  * After an erase commits, takes what it freed out of the database's files (decisions §25,
  * docs/security.md §7). SQLite: content is zeroed as it is freed (`secure_delete`, always on:
- * src/storage/open.ts), but the write-ahead log still holds the pages as they were; a TRUNCATE
+ * src/storage/sqlite/open.ts), but the write-ahead log still holds the pages as they were; a TRUNCATE
  * checkpoint writes the zeroed pages into the database file and empties the log. It runs
  * without the busy timeout, so the server's thread never blocks on another process's read,
  * and is tried again briefly while a reader (the server, a CLI, Litestream) holds an older

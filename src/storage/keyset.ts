@@ -12,7 +12,7 @@ export function keysetAfter(
   direction: "asc" | "desc",
 ): Expression<SqlBool> {
   const op = direction === "asc" ? ">" : "<";
-  // A column is a name, or an expression such as filterOnly(name) (src/storage/statistics.ts).
+  // A column is a name, or an expression such as filterOnly(name) (src/storage/sqlite/statistics.ts).
   const [first, second] = columns.map((c) => (typeof c === "string" ? sql.ref(c) : c)) as [Expression<unknown>, Expression<unknown>];
   const after = eb.or([eb(first, op, position[0]), eb.and([eb(first, "=", position[0]), eb(second, op, position[1])])]);
   // The first column's own bound lets an index seek to the position instead of walking every earlier page.

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Transaction } from "kysely";
 import { isPostgres } from "../storage/dialect.ts";
-import { preparedQuery } from "../storage/prepared.ts";
+import { preparedQuery } from "../storage/sqlite/prepared.ts";
 import type { Database } from "../storage/schema.ts";
 import { newId } from "../lib/ids.ts";
 

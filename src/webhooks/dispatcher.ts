@@ -26,7 +26,7 @@ export type DeliveryOutcome = "succeeded" | "failed" | "exhausted";
 export interface DispatcherOptions {
   /** Where outcomes are written. */
   db: Kysely<Database>;
-  /** Where due deliveries are looked up: a read-only connection that never waits for writes (src/storage/reader.ts); `db` by default. */
+  /** Where due deliveries are looked up: a read-only connection that never waits for writes (src/storage/sqlite/reader.ts); `db` by default. */
   reader?: Kysely<Database>;
   /**
    * Claims are leases in the database (several nodes on PostgreSQL, src/webhooks/lease.ts)

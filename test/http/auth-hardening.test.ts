@@ -16,7 +16,7 @@ import { Kysely, type LogEvent } from "kysely";
 import { checksum, isWellFormedKey } from "../../src/auth/key-format.ts";
 import { createApiKey, KeyStore } from "../../src/auth/keys.ts";
 import type { Database } from "../../src/storage/schema.ts";
-import { openDatabase } from "../../src/storage/open.ts";
+import { openDatabase } from "../../src/storage/sqlite/open.ts";
 import { createProject } from "../../src/projects/service.ts";
 import { expectError, expectStatus } from "../helpers/expect.ts";
 import { startReceiver, type Receiver } from "../helpers/receiver.ts";

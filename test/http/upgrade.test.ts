@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { migrate } from "../../src/storage/migrate.ts";
+import { migrate } from "../../src/storage/sqlite/migrate.ts";
 import { runtime } from "../../src/runtime/index.ts";
 import { SecretBox } from "../../src/webhooks/secret-box.ts";
 import { addLitestreamTables, HISTORIES, migrateLikeBefore, SAMPLE, schemaOf, seedOldShape, type History } from "../fixtures/migrations/history.ts";

@@ -13,7 +13,7 @@ import type { Kysely } from "kysely";
 import { applyContactInput } from "../../src/contacts/apply.ts";
 import type { ContactInput } from "../../src/contacts/schemas.ts";
 import { blankState, type ContactState } from "../../src/contacts/state.ts";
-import { openDatabase } from "../../src/storage/open.ts";
+import { openDatabase } from "../../src/storage/sqlite/open.ts";
 import type { Database } from "../../src/storage/schema.ts";
 import { ApiError } from "../../src/errors.ts";
 import { createProject } from "../../src/projects/service.ts";

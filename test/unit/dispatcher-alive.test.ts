@@ -5,7 +5,7 @@
  * clock (issue 11), so the test moves that clock instead of waiting.
  */
 import { expect, test } from "bun:test";
-import { openDatabase } from "../../src/storage/open.ts";
+import { openDatabase } from "../../src/storage/sqlite/open.ts";
 import { Dispatcher } from "../../src/webhooks/dispatcher.ts";
 import { SecretBox } from "../../src/webhooks/secret-box.ts";
 import { ManualClock } from "../helpers/clock.ts";

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openDatabase } from "../../src/storage/open.ts";
+import { openDatabase } from "../../src/storage/sqlite/open.ts";
 import type { Db } from "../../src/storage/schema.ts";
 import { eventsAbout, idHistory, scrubPersonalData } from "../../src/events/scrub.ts";
 import { createProject } from "../../src/projects/service.ts";

@@ -15,7 +15,7 @@ import { generateApiKey } from "../../src/auth/key-format.ts";
 import type { Caller } from "../../src/auth/keys.ts";
 import { RateLimiter } from "../../src/auth/rate-limiter.ts";
 import { loadConfig } from "../../src/config.ts";
-import { WriteQueueFull } from "../../src/storage/group-commit.ts";
+import { WriteQueueFull } from "../../src/storage/sqlite/group-commit.ts";
 import { ApiError, envelope, errorResponse, errorStatus, notFound, UNAUTHORIZED_MESSAGE, validationError, type ErrorCode } from "../../src/errors.ts";
 import type { AppDeps } from "../../src/http/env.ts";
 import { validationFailure } from "../../src/http/validation.ts";

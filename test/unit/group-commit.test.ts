@@ -1,5 +1,5 @@
 /**
- * Group commit (src/storage/group-commit.ts, docs/decisions.md): write requests that arrive
+ * Group commit (src/storage/sqlite/group-commit.ts, docs/decisions.md): write requests that arrive
  * together share one transaction, one savepoint each; each stays all-or-nothing, and none
  * settles before the COMMIT that makes it durable.
  */
@@ -9,9 +9,9 @@ import { sql, type Kysely } from "kysely";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { GroupCommit, WriteQueueFull } from "../../src/storage/group-commit.ts";
-import { preparedQuery } from "../../src/storage/prepared.ts";
-import { openDatabase, type OpenDatabase } from "../../src/storage/open.ts";
+import { GroupCommit, WriteQueueFull } from "../../src/storage/sqlite/group-commit.ts";
+import { preparedQuery } from "../../src/storage/sqlite/prepared.ts";
+import { openDatabase, type OpenDatabase } from "../../src/storage/sqlite/open.ts";
 import type { Database } from "../../src/storage/schema.ts";
 
 let open: OpenDatabase;
@@ -160,7 +160,7 @@ describe("group commit", () => {
   });
 });
 
-describe("compiled statements run directly on the connection inside a batch (src/storage/prepared.ts)", () => {
+describe("compiled statements run directly on the connection inside a batch (src/storage/sqlite/prepared.ts)", () => {
   const insertValue = preparedQuery<[string], never>(1, (k, v) => (k as Kysely<any>).insertInto("t").values({ v }) as never);
   const insertReturning = preparedQuery<[string], { v: string }>(1, (k, v) =>
     (k as Kysely<any>).insertInto("t").values({ v }).returning("v") as never,

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Kysely } from "kysely";
 import { BunSqliteDialect } from "kysely-bun-sqlite";
 import { keysetAfter } from "../../src/storage/keyset.ts";
-import { filterOnly } from "../../src/storage/statistics.ts";
+import { filterOnly } from "../../src/storage/sqlite/statistics.ts";
 
 interface Row {
   at: string;

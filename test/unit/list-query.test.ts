@@ -12,7 +12,7 @@ import type { CompiledQuery, Kysely, KyselyPlugin } from "kysely";
 import { listContactRows, type ContactFilters } from "../../src/contacts/list-query.ts";
 import { findTagIds } from "../../src/reference/repository.ts";
 import { createContact, patchContact } from "../../src/contacts/service.ts";
-import { openDatabase } from "../../src/storage/open.ts";
+import { openDatabase } from "../../src/storage/sqlite/open.ts";
 import type { Database } from "../../src/storage/schema.ts";
 import { createProject } from "../../src/projects/service.ts";
 

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { countTry, giveBack, sweepSignInAttempts, type Try } from "../../src/admin/lockout.ts";
-import { openDatabase, type OpenDatabase } from "../../src/storage/open.ts";
+import { openDatabase, type OpenDatabase } from "../../src/storage/sqlite/open.ts";
 
 const MINUTE = 60_000;
 const T0 = Date.parse("2026-06-30T12:00:00Z");

@@ -8,8 +8,8 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { termHead } from "../../src/contacts/matching.ts";
-import { checksum, migrate, MigrationError, migrationsApplied } from "../../src/storage/migrate.ts";
-import { migrations, type Migration } from "../../src/storage/migrations.ts";
+import { checksum, migrate, MigrationError, migrationsApplied } from "../../src/storage/sqlite/migrate.ts";
+import { migrations, type Migration } from "../../src/storage/sqlite/migrations.ts";
 import { runtime, type SqliteHandle } from "../../src/runtime/index.ts";
 import { addLitestreamTables, fixture, HISTORIES, migrateLikeBefore, SAMPLE, schemaOf, seedOldShape, type History } from "../fixtures/migrations/history.ts";
 

@@ -15,7 +15,7 @@ import type { CompiledQuery, Kysely, KyselyPlugin } from "kysely";
 import { listContacts } from "../../src/contacts/list.ts";
 import { ListContactsQuery } from "../../src/contacts/schemas.ts";
 import { createContact, patchContact } from "../../src/contacts/service.ts";
-import { openDatabase, type OpenDatabase } from "../../src/storage/open.ts";
+import { openDatabase, type OpenDatabase } from "../../src/storage/sqlite/open.ts";
 import type { Database } from "../../src/storage/schema.ts";
 import { CursorCodec } from "../../src/lib/cursor.ts";
 import { createProject } from "../../src/projects/service.ts";
@@ -187,7 +187,7 @@ describe("planner statistics are kept without a manual ANALYZE", () => {
   });
 
   test("the periodic refresh analyzes a table that was never analyzed", async () => {
-    const { refreshStatistics } = await import("../../src/storage/statistics.ts");
+    const { refreshStatistics } = await import("../../src/storage/sqlite/statistics.ts");
     const database = await openDatabase(join(dir, "c.db"), "NORMAL");
     const projectId = (await createProject(database.db, "c")).id;
     await fill(database.db, projectId, 50);

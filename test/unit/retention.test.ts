@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { storeUpload } from "../../src/admin/import-uploads.ts";
-import { openDatabase } from "../../src/storage/open.ts";
+import { openDatabase } from "../../src/storage/sqlite/open.ts";
 import { applyRetention } from "../../src/jobs/retention.ts";
 import { createProject } from "../../src/projects/service.ts";
 

@@ -1,6 +1,6 @@
 import type { Pool, PoolClient } from "pg";
-import { postgresMigrations, type Migration } from "../migrations.ts";
-import { assertFrozen, checksum, refuseNewer, type Recorded } from "../migrate.ts";
+import { postgresMigrations, type Migration } from "../sqlite/migrations.ts";
+import { assertFrozen, checksum, refuseNewer, type Recorded } from "../sqlite/migrate.ts";
 
 /** The advisory lock every node takes to migrate and bootstrap (decisions §13: each applied once). */
 export const START_LOCK = 0x63726d01; // "crm" 1

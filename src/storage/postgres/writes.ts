@@ -1,5 +1,5 @@
 import type { Kysely } from "kysely";
-import { WriteQueueFull, type GroupCommitOptions, type Work, type WriteQueue } from "../group-commit.ts";
+import { WriteQueueFull, type GroupCommitOptions, type Work, type WriteQueue } from "../sqlite/group-commit.ts";
 import type { Database } from "../schema.ts";
 
 /**

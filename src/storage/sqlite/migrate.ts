@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
-import { ConfigError } from "../config.ts";
-import type { SqliteHandle } from "../runtime/index.ts";
+import { ConfigError } from "../../config.ts";
+import type { SqliteHandle } from "../../runtime/index.ts";
 import { migrations as embedded, type Migration } from "./migrations.ts";
 
 /**

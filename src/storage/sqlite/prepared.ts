@@ -1,7 +1,7 @@
 import type { Compilable, CompiledQuery, Kysely } from "kysely";
-import type { SqliteHandle } from "../runtime/types.ts";
-import { isPostgres } from "./dialect.ts";
-import type { Database, Db } from "./schema.ts";
+import type { SqliteHandle } from "../../runtime/types.ts";
+import { isPostgres } from "../dialect.ts";
+import type { Database, Db } from "../schema.ts";
 
 type DirectHandle = Pick<SqliteHandle, "readNow" | "runInTransaction">;
 
@@ -16,7 +16,7 @@ export function enableDirectReads(db: Kysely<Database>, handle: DirectHandle): v
 const batches = new WeakMap<object, NonNullable<SqliteHandle["runInTransaction"]>>();
 
 /**
- * A group-commit batch (src/storage/group-commit.ts) holds the SQLite connection alone from its
+ * A group-commit batch (src/storage/sqlite/group-commit.ts) holds the SQLite connection alone from its
  * BEGIN to its COMMIT, and its requests run one after another: their compiled statements
  * can run on the connection at once, skipping Kysely's executor (connection queue,
  * promises, result copies: ~5 µs a statement, a dozen a create). Anyone else waits for the

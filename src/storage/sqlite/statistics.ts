@@ -1,7 +1,7 @@
 import { sql, type Kysely, type RawBuilder } from "kysely";
-import type { SqliteHandle } from "../runtime/types.ts";
-import { isPostgres } from "./dialect.ts";
-import type { Database, Db } from "./schema.ts";
+import type { SqliteHandle } from "../../runtime/types.ts";
+import { isPostgres } from "../dialect.ts";
+import type { Database, Db } from "../schema.ts";
 
 /**
  * The SQLite query planner's inputs, kept in one place (docs/performance.md, "Plans on a

@@ -1,7 +1,7 @@
 import { Kysely } from "kysely";
 import { dirname } from "node:path";
-import { runtime, type SqliteHandle } from "../runtime/index.ts";
-import type { Database } from "./schema.ts";
+import { runtime, type SqliteHandle } from "../../runtime/index.ts";
+import type { Database } from "../schema.ts";
 import { migrate } from "./migrate.ts";
 import { enableDirectReads } from "./prepared.ts";
 import { refreshStatistics, refreshStatisticsAtOpen } from "./statistics.ts";
@@ -42,7 +42,7 @@ export async function openDatabase(path: string, synchronous: "NORMAL" | "FULL")
   raw.exec("PRAGMA cache_size = -8192");
   raw.exec("PRAGMA secure_delete = ON");
   migrate(raw);
-  refreshStatisticsAtOpen(raw); // planner statistics for a database filled through the API (src/storage/statistics.ts)
+  refreshStatisticsAtOpen(raw); // planner statistics for a database filled through the API (src/storage/sqlite/statistics.ts)
   const db = new Kysely<Database>({ dialect: raw.dialect });
   enableDirectReads(db, raw);
   return { db, raw, close: async () => (await refreshStatistics(db).catch(() => undefined), db.destroy()) };

@@ -1,7 +1,7 @@
 import { Kysely } from "kysely";
-import { runtime } from "../runtime/index.ts";
+import { runtime } from "../../runtime/index.ts";
 import { enableDirectReads } from "./prepared.ts";
-import type { Database } from "./schema.ts";
+import type { Database } from "../schema.ts";
 
 /**
  * A second, read-only connection to the SQLite file, for the webhook dispatcher's lookups.

@@ -2,13 +2,13 @@ import type { Kysely } from "kysely";
 import { ConfigError, type Config } from "../config.ts";
 import type { Logger } from "../lib/log.ts";
 import type { SqliteHandle } from "../runtime/index.ts";
-import { GroupCommit, type WriteQueue } from "./group-commit.ts";
-import { migrationsApplied } from "./migrate.ts";
-import { openDatabase } from "./open.ts";
+import { GroupCommit, type WriteQueue } from "./sqlite/group-commit.ts";
+import { migrationsApplied } from "./sqlite/migrate.ts";
+import { openDatabase } from "./sqlite/open.ts";
 import { postgresMigrationsApplied } from "./postgres/migrate.ts";
 import { openPostgres } from "./postgres/open.ts";
 import { PooledWrites } from "./postgres/writes.ts";
-import { openReader } from "./reader.ts";
+import { openReader } from "./sqlite/reader.ts";
 import type { Database } from "./schema.ts";
 
 /** How long /readyz waits for the database before answering 503. */

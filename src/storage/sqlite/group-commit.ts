@@ -1,7 +1,7 @@
 import { sql, type Kysely, type Transaction } from "kysely";
 import { setImmediate } from "node:timers";
 import { runsBatchDirectly } from "./prepared.ts";
-import type { Database } from "./schema.ts";
+import type { Database } from "../schema.ts";
 
 export type Work<T> = (trx: Transaction<Database>) => Promise<T>;
 
