@@ -54,9 +54,3 @@ export async function attemptDelivery(target: AttemptTarget, w: WebhookEnv): Pro
     return failure(`could not send: ${(error as Error)?.message ?? String(error)}`);
   }
 }
-
-/** 2xx, and only 2xx, is a success (decisions §7: 3xx included in failures). */
-export const isSuccess = (r: SendResult) => r.statusCode !== null && r.statusCode >= 200 && r.statusCode < 300;
-
-/** The reason recorded for a failed attempt. */
-export const failureReason = (r: SendResult) => r.error ?? `HTTP ${r.statusCode}`;

@@ -4,11 +4,11 @@ import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
 import { newId } from "../lib/ids.ts";
 import { isoNow } from "../lib/time.ts";
-import { attemptDelivery, failureReason, isSuccess, type WebhookEnv } from "./attempt.ts";
+import { attemptDelivery, type WebhookEnv } from "./attempt.ts";
 import * as store from "./deliveries.ts";
 import { FairShare } from "./fair-share.ts";
 import { LEASE_MS, leaseDueDeliveries } from "./lease.ts";
-import { nextAttemptDelay } from "./retry.ts";
+import { OutcomeRecorder, type DeliveryOutcome } from "./recorder.ts";
 import type { SendResult } from "./sender.ts";
 
 const DRAIN_MS = 10_000;
@@ -20,8 +20,6 @@ const STUCK_MS = 60_000;
 const SLOT_RUN = 32;
 /** Least time between a tick and the next one it asked for (see wakeSoon). */
 const TICK_GAP_MS = 1;
-
-export type DeliveryOutcome = "succeeded" | "failed" | "exhausted";
 
 export interface DispatcherOptions {
   /** Where outcomes are written. */
@@ -43,8 +41,9 @@ export interface DispatcherOptions {
 
 /**
  * Delivers the outbox (decisions §7) in small stages: claim → attempt (check, sign, send:
- * attempt.ts) → record. On SQLite a claim is in memory only; on PostgreSQL, where several
- * nodes share the outbox, it is also a lease in the database (lease.ts, decisions §13).
+ * attempt.ts) → record (recorder.ts, by the rules of outcome.ts). On SQLite a claim is in
+ * memory only; on PostgreSQL, where several nodes share the outbox, it is also a lease in
+ * the database (lease.ts, decisions §13).
  * Until its attempt is recorded the row stays pending, so a killed process loses no
  * delivery (decisions §12; on PostgreSQL it is due again when the lease ends). Woken when a
  * transaction commits events, polling as a fallback. Slots are shared fairly between
@@ -71,8 +70,8 @@ export class Dispatcher {
   private dueTimer: ReturnType<typeof setTimeout> | null = null;
   private soonTimer: ReturnType<typeof setTimeout> | null = null;
   private readonly idle = new Set<() => void>();
-  private outcomes: store.Outcome[] = [];
-  private flushing: Promise<store.Recorded> | null = null;
+  /** The record stage: the outcome rules (outcome.ts), the batched writes, the log lines. */
+  private readonly recorder: OutcomeRecorder;
 
   private readonly clock: Clock;
   /** This process, as a lease owner. */
@@ -84,6 +83,7 @@ export class Dispatcher {
     this.share = o.share ?? new FairShare();
     this.clock = o.webhooks.clock;
     this.reader = o.reader ?? o.db;
+    this.recorder = new OutcomeRecorder({ db: o.db, schedule: o.schedule, clock: this.clock, log: o.log, onOutcome: o.onOutcome });
   }
 
   /**
@@ -275,7 +275,7 @@ export class Dispatcher {
     this.recording += 1;
     let release = true;
     try {
-      release = await this.record(d, result);
+      release = await this.recorder.record(d, result);
     } finally {
       this.recording -= 1;
       if (release) this.unclaim(d);
@@ -283,65 +283,5 @@ export class Dispatcher {
       if (this.busy() === 0) for (const notify of this.idle) notify();
       this.wake();
     }
-  }
-
-  /**
-   * Outcomes finishing close together are written in one transaction: one commit per
-   * batch instead of per attempt. A delivery counts as in flight until its outcome is
-   * written, so shutdown never drops a finished attempt's record.
-   */
-  private enqueueOutcome(outcome: store.Outcome): Promise<store.Recorded> {
-    this.outcomes.push(outcome);
-    this.flushing ??= new Promise<void>((resolve) => setTimeout(resolve, 0)).then(() => {
-      const batch = this.outcomes;
-      this.outcomes = [];
-      this.flushing = null;
-      return store.recordOutcomes(this.o.db, batch);
-    });
-    return this.flushing;
-  }
-
-  /** Records the attempt; false when it could not be written (the delivery then waits before its next try). */
-  private async record(d: store.DueDelivery, r: SendResult): Promise<boolean> {
-    const attempt = d.attempts + 1;
-    const succeeded = isSuccess(r);
-    const error = succeeded ? null : failureReason(r);
-    let retryAt: string | null = null;
-    let disable: store.Outcome["disable"] = null;
-    if (error !== null) {
-      if (r.statusCode === 410) {
-        disable = { reason: "the endpoint answered 410 Gone", unlessSucceededSince: false };
-      } else {
-        const delay = nextAttemptDelay(this.o.schedule, attempt, r.statusCode === 429 ? r.retryAfterMs : null);
-        if (delay === null) disable = { reason: `delivery ${d.id} failed ${attempt} attempts; last: ${error}`, unlessSucceededSince: true };
-        else retryAt = new Date(this.clock.now() + delay).toISOString();
-      }
-    }
-    const outcome = { delivery: d, attempt, at: isoNow(this.clock), statusCode: r.statusCode, durationMs: r.durationMs, error, snippet: r.snippet, succeeded, retryAt, disable };
-    let recorded: store.Recorded;
-    try {
-      recorded = await this.enqueueOutcome(outcome);
-    } catch (failure) {
-      recorded = { failed: new Map([[d.id, failure]]), disabled: new Set() };
-    }
-    if (recorded.failed.has(d.id)) {
-      this.o.log.error("webhook attempt not recorded; retrying later", { deliveryId: d.id, webhookId: d.webhook_id, error: String(recorded.failed.get(d.id)) });
-      return false;
-    }
-    this.report(outcome, recorded.disabled.has(d.webhook_id));
-    return true;
-  }
-
-  /** Log lines (decisions §15): debug per attempt, warn per failure, error on exhaustion and on disabling. */
-  private report(o: store.Outcome, disabled: boolean): void {
-    const d = o.delivery;
-    const ids = { deliveryId: d.id, eventId: d.event_id, webhookId: d.webhook_id, projectId: d.project_id, attempt: o.attempt };
-    const kind: DeliveryOutcome = o.succeeded ? "succeeded" : o.retryAt ? "failed" : "exhausted";
-    this.o.onOutcome?.(kind);
-    this.o.log.debug("webhook attempt", { ...ids, statusCode: o.statusCode, durationMs: o.durationMs, error: o.error });
-    if (kind === "failed") this.o.log.warn("webhook attempt failed", { ...ids, statusCode: o.statusCode, error: o.error, nextAttemptAt: o.retryAt });
-    if (kind === "exhausted" && o.statusCode !== 410) this.o.log.error("webhook delivery exhausted", { ...ids, statusCode: o.statusCode, error: o.error });
-    // The delivery that disabled it, and why (decisions §15): ids and a reason, never the secret or the body.
-    if (disabled) this.o.log.error("webhook subscription disabled", { webhookId: d.webhook_id, projectId: d.project_id, deliveryId: d.id, eventId: d.event_id, reason: o.disable?.reason });
   }
 }
