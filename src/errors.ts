@@ -1,3 +1,4 @@
+import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 
 /** The closed set of error codes and their statuses (decisions §8). */
@@ -54,14 +55,19 @@ export const validationError = (fieldName: string, message: string) =>
   new ApiError("ERR_FORM_VALIDATION", message, fieldName);
 export const notFound = (what: string) => new ApiError("ERR_NOT_FOUND", `${what} not found.`);
 
-export interface ErrorEnvelope {
-  success: false;
-  statusCode: number;
-  error: string;
-  code: ErrorCode;
-  message: string;
-  fieldName?: string;
-}
+/** The error envelope of interface §7: its one definition, which the OpenAPI document shows as `Error`. */
+export const ErrorSchema = z
+  .object({
+    success: z.literal(false),
+    statusCode: z.number().int(),
+    error: z.string(),
+    code: z.enum(Object.keys(errorStatus) as [ErrorCode, ...ErrorCode[]]),
+    message: z.string(),
+    fieldName: z.string().optional(),
+  })
+  .openapi("Error");
+
+export type ErrorEnvelope = z.infer<typeof ErrorSchema>;
 
 /** Builds the envelope of interface §7; the only place that does. */
 export function envelope(error: ApiError): ErrorEnvelope {

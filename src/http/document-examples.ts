@@ -1,4 +1,4 @@
-import { errorStatus } from "../errors.ts";
+import { ApiError, envelope, errorStatus, type ErrorCode } from "../errors.ts";
 
 // deno-lint-ignore no-explicit-any
 type Json = any;
@@ -25,23 +25,24 @@ export function completeExamples(document: Json) {
 
 const isError = (schema: Json) => schema?.$ref === "#/components/schemas/Error";
 
-const ERROR_EXAMPLES: Record<number, [string, string, string?]> = {
-  401: ["Unauthorized", "Invalid or missing API key."],
-  402: ["Payment Required", "The project's contact quota is exhausted."],
-  403: ["Forbidden", "This key lacks the contacts:write scope."],
-  404: ["Not Found", "Contact not found."],
-  409: ["Conflict", "contactId CR-7 is already in use.", "contactId"],
-  413: ["Payload Too Large", "The body is larger than 1 MiB."],
-  415: ["Unsupported Media Type", "Send the body as application/json."],
-  422: ["Unprocessable Entity", "email must be a valid email address.", "email"],
-  429: ["Too Many Requests", "Rate limit exceeded; retry after the time in Retry-After."],
-  500: ["Internal Server Error", "Internal server error."],
+const ERROR_EXAMPLES: Record<number, [string, string?]> = {
+  401: ["Invalid or missing API key."],
+  402: ["The project's contact quota is exhausted."],
+  403: ["This key lacks the contacts:write scope."],
+  404: ["Contact not found."],
+  409: ["contactId CR-7 is already in use.", "contactId"],
+  413: ["The body is larger than 1 MiB."],
+  415: ["Send the body as application/json."],
+  422: ["email must be a valid email address.", "email"],
+  429: ["Rate limit exceeded; retry after the time in Retry-After."],
+  500: ["Internal server error."],
 };
 
+/** The example of an error answer: built by the envelope's own function (src/errors.ts). */
 function errorExample(status: number) {
-  const [error, message, fieldName] = ERROR_EXAMPLES[status] ?? ["Error", "Request failed."];
-  const code = Object.entries(errorStatus).find(([, s]) => s === status)?.[0] ?? "ERR_INTERNAL";
-  return { success: false, statusCode: status, error, code: status === 422 ? "ERR_FORM_VALIDATION" : code, message, ...(fieldName ? { fieldName } : {}) };
+  const [message, fieldName] = ERROR_EXAMPLES[status] ?? ["Request failed."];
+  const code = status === 422 ? "ERR_FORM_VALIDATION" : ((Object.entries(errorStatus).find(([, s]) => s === status)?.[0] ?? "ERR_INTERNAL") as ErrorCode);
+  return envelope(new ApiError(code, message, fieldName));
 }
 
 const FORMAT_EXAMPLES: Record<string, string> = {

@@ -1,22 +1,10 @@
 import { z } from "@hono/zod-openapi";
 import { requireScope } from "../auth/middleware.ts";
 import type { Scope } from "../auth/scopes.ts";
-import { errorStatus } from "../errors.ts";
+import { ErrorSchema } from "../errors.ts";
 import { jsonBody } from "./body.ts";
 import { limitBodies } from "./body-limit.ts";
 import { transactional, type Prepare } from "./transaction.ts";
-
-/** The error envelope of interface §7, as the OpenAPI document shows it. */
-export const ErrorSchema = z
-  .object({
-    success: z.literal(false),
-    statusCode: z.number().int(),
-    error: z.string(),
-    code: z.enum(Object.keys(errorStatus) as [keyof typeof errorStatus]),
-    message: z.string(),
-    fieldName: z.string().optional(),
-  })
-  .openapi("Error");
 
 const errorContent = (description: string) => ({ description, content: { "application/json": { schema: ErrorSchema } } });
 
