@@ -5,7 +5,7 @@ import { adminApp, adminErrorPages } from "./admin/app.tsx";
 import { consoleHosts } from "./admin/hosts.ts";
 import { authenticate } from "./auth/middleware.ts";
 import { contactRoutes } from "./contacts/routes.ts";
-import { isConnectionError } from "./storage/dialect.ts";
+import { isConnectionError } from "./storage/query.ts";
 import { WriteQueueFull } from "./storage/sqlite/group-commit.ts";
 import { docsPages } from "./docs/routes.ts";
 import { ApiError, errorResponse } from "./errors.ts";

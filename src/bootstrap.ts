@@ -4,7 +4,7 @@ import type { Config } from "./config.ts";
 import type { Database } from "./storage/schema.ts";
 import type { Kysely } from "kysely";
 import { createProject } from "./projects/service.ts";
-import { lockUntilCommit } from "./storage/dialect.ts";
+import { lockUntilCommit } from "./storage/query.ts";
 
 /**
  * First start on an empty database (decisions §3): project `default` with its reference

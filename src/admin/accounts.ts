@@ -1,5 +1,5 @@
 import type { Db } from "../storage/schema.ts";
-import { isUniqueViolation } from "../storage/dialect.ts";
+import { isUniqueViolation } from "../storage/query.ts";
 import { isEmail } from "../lib/formats.ts";
 import { newId } from "../lib/ids.ts";
 import { decoyHash, hashPassword, passwordProblem, verifyPassword } from "./password.ts";

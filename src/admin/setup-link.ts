@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Kysely } from "kysely";
-import { lockUntilCommit } from "../storage/dialect.ts";
+import { lockUntilCommit } from "../storage/query.ts";
 import type { Database, Db } from "../storage/schema.ts";
 import { countAdmins } from "./accounts.ts";
 import { randomToken } from "./sessions.ts";

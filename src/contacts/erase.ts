@@ -1,5 +1,5 @@
 import type { Kysely, Transaction } from "kysely";
-import { reclaimErased } from "../storage/dialect.ts";
+import { reclaimErased } from "../storage/query.ts";
 import type { Database, Db } from "../storage/schema.ts";
 import { notFound } from "../errors.ts";
 import { eventsAbout, idempotentAnswersAbout, idHistory, scrubPersonalData, type IdPeriod, type Sealer, type StoredAnswer } from "../events/scrub.ts";
@@ -52,7 +52,7 @@ function chunks<T>(items: T[]): T[][] {
  * be large, and a long read must not hold the write lock other tenants wait on), then again
  * inside it for those written meanwhile. After the commit, the space the erase freed is
  * taken out of the database's files (decisions §25): SQLite's log is checkpointed, the
- * PostgreSQL tables vacuumed (src/storage/dialect.ts); so `db` is the database, not a transaction.
+ * PostgreSQL tables vacuumed (src/storage/query.ts); so `db` is the database, not a transaction.
  */
 export async function eraseContact(db: Kysely<Database>, projectId: string, contactNumber: number, options: EraseOptions): Promise<Erasure> {
   const contactId = formatContactId(contactNumber);

@@ -1,8 +1,8 @@
 import { sql, type Expression, type ExpressionBuilder, type SelectQueryBuilder, type SqlBool } from "kysely";
 import { keysetAfter } from "../storage/keyset.ts";
 import type { Database, Db } from "../storage/schema.ts";
-import { isPostgres } from "../storage/dialect.ts";
-import { filterOnly, filterOnlyIn, type FilterOnly } from "../storage/sqlite/statistics.ts";
+import type { FilterOnly } from "../storage/port.ts";
+import { contactsByIds, filterOnlyIn } from "../storage/query.ts";
 import { HEAD_LENGTH, prefixEnd, termHead } from "./matching.ts";
 import { withType, type ContactView } from "./repository.ts";
 
@@ -88,30 +88,13 @@ async function typedRows(db: Db, projectId: string, f: ContactFilters, typeIds: 
 /**
  * The contacts of a driven page by primary key, the ids (already in list order) as the outer
  * loop: with `id IN (…)`, statistics taken while the table was small made SQLite scan every
- * contact rather than look up the page; a CROSS JOIN keeps its left side outer in SQLite.
+ * contact rather than look up the page. The backend shapes the lookup (`contactsByIds`,
+ * src/storage/port.ts): a CROSS JOIN keeps the list outer in SQLite, `= ANY` on PostgreSQL.
  */
 async function rowsByIds(db: Db, projectId: string, ids: number[]): Promise<ContactView[]> {
   if (ids.length === 0) return [];
   const position = new Map(ids.map((id, i) => [id, i]));
-  if (isPostgres(db)) {
-    // One array parameter: PostgreSQL plans `= ANY` as primary-key lookups whatever its
-    // statistics say (a database filled through the API may not be analyzed yet).
-    const found: ContactView[] = await withType(db)
-      .where(sql<boolean>`contacts.id = ANY(${ids}::bigint[])`)
-      .where("contacts.project_id", "=", projectId)
-      .execute();
-    return found.sort((a, b) => position.get(a.id)! - position.get(b.id)!);
-  }
-  const list = sql<{ column1: number }>`(VALUES ${sql.join(ids.map((id) => sql`(${id})`))})`.as("ids");
-  const rows: ContactView[] = await db
-    .selectFrom(list)
-    .crossJoin("contacts")
-    .leftJoin("contact_types", "contact_types.id", "contacts.contact_type_id")
-    .selectAll("contacts")
-    .select(["contact_types.name as type_name", "contact_types.category as type_category"])
-    .whereRef("contacts.id", "=", "ids.column1")
-    .where(filterOnly("contacts.project_id"), "=", projectId)
-    .execute();
+  const rows: ContactView[] = await withType(db, contactsByIds(db, ids)).where(filterOnlyIn(db)("contacts.project_id"), "=", projectId).execute();
   return rows.sort((a, b) => position.get(a.id)! - position.get(b.id)!);
 }
 

@@ -1,15 +1,15 @@
-import type { ContactRow, Db, NewContactRow } from "../storage/schema.ts";
-import { jsonArrayFrom } from "../storage/dialect.ts";
-import { preparedInsert, preparedQuery } from "../storage/sqlite/prepared.ts";
+import type { SelectQueryBuilder } from "kysely";
+import type { ContactRow, Database, Db, NewContactRow } from "../storage/schema.ts";
+import { jsonArrayFrom } from "../storage/query.ts";
+import { preparedInsert, preparedQuery } from "../storage/prepared.ts";
 import { termHead } from "./matching.ts";
 
 /** A contact row with its contact type's name and category joined in. */
 export type ContactView = ContactRow & { type_name: string | null; type_category: string | null };
 
 /** For pages of contacts: one join for the whole page. */
-export const withType = (db: Db) =>
-  db
-    .selectFrom("contacts")
+export const withType = (db: Db, from: SelectQueryBuilder<Database, "contacts", {}> = db.selectFrom("contacts")) =>
+  from
     .leftJoin("contact_types", "contact_types.id", "contacts.contact_type_id")
     .selectAll("contacts")
     .select(["contact_types.name as type_name", "contact_types.category as type_category"]);

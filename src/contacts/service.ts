@@ -1,4 +1,4 @@
-import { isUniqueViolation, jsonColumn } from "../storage/dialect.ts";
+import { isUniqueViolation, jsonColumn } from "../storage/query.ts";
 import type { Db, NewContactRow } from "../storage/schema.ts";
 import { ApiError, notFound } from "../errors.ts";
 import { recordEvent } from "../events/record.ts";

@@ -1,4 +1,4 @@
-import { preparedQuery } from "../storage/sqlite/prepared.ts";
+import { preparedQuery } from "../storage/prepared.ts";
 import type { Db } from "../storage/schema.ts";
 import { newId } from "../lib/ids.ts";
 import type { EventType } from "./catalog.ts";

@@ -2,7 +2,7 @@ import type { Context, MiddlewareHandler, Next } from "hono";
 import { createHash } from "node:crypto";
 import { ApiError } from "../errors.ts";
 import { findIdempotencyRecord, saveIdempotencyRecord, type StoredAnswer } from "../idempotency/repository.ts";
-import { lockUntilCommit } from "../storage/dialect.ts";
+import { lockUntilCommit } from "../storage/query.ts";
 import type { Db } from "../storage/schema.ts";
 import { queuedDeliveries } from "../webhooks/outbox.ts";
 import type { AppEnv } from "./env.ts";

@@ -1,5 +1,5 @@
 import { keysetAfter } from "../storage/keyset.ts";
-import { preparedQuery } from "../storage/sqlite/prepared.ts";
+import { preparedQuery } from "../storage/prepared.ts";
 import type { Selectable } from "kysely";
 import type { Database, Db } from "../storage/schema.ts";
 

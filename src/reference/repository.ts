@@ -1,6 +1,6 @@
 import { sql } from "kysely";
 import { keysetAfter } from "../storage/keyset.ts";
-import { preparedQuery } from "../storage/sqlite/prepared.ts";
+import { preparedQuery } from "../storage/prepared.ts";
 import type { ContactTypeRow, Db } from "../storage/schema.ts";
 import { newId } from "../lib/ids.ts";
 import { isoNow } from "../lib/time.ts";

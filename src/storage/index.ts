@@ -18,7 +18,7 @@ const READY_TIMEOUT_MS = 2_000;
  * The storage seam (decisions §13): the one place that opens the backend chosen by the
  * configuration. SQLite (`CRM_DB_PATH`, the embedded default) or PostgreSQL
  * (`CRM_DATABASE_URL`). The domains get a Kysely database and a write queue and never ask
- * which it is; the few statements that must differ live in src/storage/dialect.ts, the
+ * which it is; the few statements that must differ live in src/storage/query.ts, the
  * migrations (db/, db/postgres/), the outbox claim (src/webhooks/lease.ts), the shared
  * rate-limit buckets (src/auth/shared-buckets.ts) and SQLite's statistics.
  */

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { GroupCommit, WriteQueueFull } from "../../src/storage/sqlite/group-commit.ts";
-import { preparedQuery } from "../../src/storage/sqlite/prepared.ts";
+import { preparedQuery } from "../../src/storage/prepared.ts";
 import { openDatabase, type OpenDatabase } from "../../src/storage/sqlite/open.ts";
 import type { Database } from "../../src/storage/schema.ts";
 

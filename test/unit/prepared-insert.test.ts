@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, expect, test } from "bun:test";
 import { openDatabase, type OpenDatabase } from "../../src/storage/sqlite/open.ts";
-import { preparedInsert } from "../../src/storage/sqlite/prepared.ts";
+import { preparedInsert } from "../../src/storage/prepared.ts";
 
 let open: OpenDatabase;
 beforeEach(async () => {

@@ -2,7 +2,7 @@ import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
 import type { Logger } from "../../lib/log.ts";
 import type { Database } from "../schema.ts";
-import { isConnectionError } from "../dialect.ts";
+import { isConnectionError } from "../query.ts";
 import { migratePostgres } from "./migrate.ts";
 
 /** How long a starting node waits for an unreachable database (a server still starting, a failover) before giving up. */

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Transaction } from "kysely";
 import { setImmediate } from "node:timers";
-import { runsBatchDirectly } from "./prepared.ts";
+import { runsBatchDirectly } from "./direct.ts";
 import type { Database } from "../schema.ts";
 
 export type Work<T> = (trx: Transaction<Database>) => Promise<T>;

@@ -3,7 +3,7 @@ import { dirname } from "node:path";
 import { runtime, type SqliteHandle } from "../../runtime/index.ts";
 import type { Database } from "../schema.ts";
 import { migrate } from "./migrate.ts";
-import { enableDirectReads } from "./prepared.ts";
+import { enableDirectReads } from "./direct.ts";
 import { refreshStatistics, refreshStatisticsAtOpen } from "./statistics.ts";
 
 export interface OpenDatabase {

@@ -1,6 +1,6 @@
 import { Kysely } from "kysely";
 import { runtime } from "../../runtime/index.ts";
-import { enableDirectReads } from "./prepared.ts";
+import { enableDirectReads } from "./direct.ts";
 import type { Database } from "../schema.ts";
 
 /**

@@ -1,7 +1,6 @@
 import { sql, type Kysely, type RawBuilder } from "kysely";
 import type { SqliteHandle } from "../../runtime/types.ts";
-import { isPostgres } from "../dialect.ts";
-import type { Database, Db } from "../schema.ts";
+import type { Database } from "../schema.ts";
 
 /**
  * The SQLite query planner's inputs, kept in one place (docs/performance.md, "Plans on a
@@ -46,7 +45,6 @@ export function refreshStatisticsAtOpen(raw: Pick<SqliteHandle, "exec">): void {
  * it waits its turn behind any open transaction on the connection.
  */
 export async function refreshStatistics(db: Kysely<Database>): Promise<void> {
-  if (isPostgres(db)) return; // autovacuum keeps PostgreSQL's statistics
   await sql.raw(OPTIMIZE).execute(db);
 }
 
@@ -54,18 +52,10 @@ export async function refreshStatistics(db: Kysely<Database>): Promise<void> {
  * A column reference the planner may filter on but never choose an index for (SQLite's
  * unary `+`, https://sqlite.org/optoverview.html#disqualifying_where_clause_terms_using_unary_).
  * The list queries (src/contacts/list-query.ts) write every term but their driver's this
- * way, so the driving index is the only sensible plan with or without statistics. A
- * PostgreSQL backend makes this a plain reference (its statistics are kept by autovacuum).
+ * way, so the driving index is the only sensible plan with or without statistics. The
+ * list queries reach it as `filterOnlyIn(db)` (src/storage/query.ts): PostgreSQL's is a plain
+ * reference (its statistics are kept by autovacuum).
  */
 export function filterOnly<T = unknown>(ref: string): RawBuilder<T> {
   return sql<T>`+${sql.ref(ref)}`;
-}
-
-export type FilterOnly = <T = unknown>(ref: string) => RawBuilder<T>;
-
-const plainReference: FilterOnly = <T>(ref: string) => sql<T>`${sql.ref(ref)}`;
-
-/** `filterOnly` for the backend of `db`: a plain reference on PostgreSQL (no unary `+` for text there, and it keeps statistics itself). */
-export function filterOnlyIn(db: Db): FilterOnly {
-  return isPostgres(db) ? plainReference : filterOnly;
 }

@@ -1,0 +1,187 @@
+import type { CompiledQuery, Expression, Kysely, RawBuilder, SelectQueryBuilder } from "kysely";
+import type { Database, Db } from "./schema.ts";
+import type { WriteQueue } from "./sqlite/group-commit.ts";
+
+/**
+ * The storage port (decisions §13): every operation the domains need from the database,
+ * declared once here and implemented twice, by src/storage/sqlite/ (the embedded default,
+ * one process serves the file) and by src/storage/postgres/ (several nodes share one
+ * server). `openStorage` (src/storage/index.ts) picks one at start from the configuration
+ * and nothing else ever asks which it is.
+ *
+ * Two halves:
+ * - `Storage`, what the process gets once at start: open, read, write, claims and leases,
+ *   shared buckets, statistics, backup, readiness, close.
+ * - `Dialect`, what a query needs while it runs, found from the executor it runs on (a
+ *   database or a transaction): locks, JSON aggregation, plan shapes, lease columns,
+ *   secure delete, the errors the driver throws. The domains call it through the plain
+ *   functions of src/storage/query.ts, taking `db | trx` like any repository function.
+ *
+ * The domains' queries themselves are plain Kysely, which compiles for both backends.
+ */
+export interface Storage {
+  /** Open: the Kysely database the domains query and write through. */
+  db: Kysely<Database>;
+  /**
+   * Read: where the dispatcher looks for due deliveries without queueing behind writes.
+   * SQLite: a second, read-only connection (src/storage/sqlite/reader.ts) when opened with
+   * `reader`, else `db`; PostgreSQL: the pool itself.
+   */
+  reader: Kysely<Database>;
+  /** Write: how write requests get their transaction. SQLite: group commit; PostgreSQL: one pooled transaction each. */
+  newWriteQueue(): WriteQueue;
+  /** Claims and leases: how this process takes due deliveries from the outbox (see `Claims`). */
+  claims: Claims;
+  /**
+   * Shared buckets: the API keys' rate-limit buckets kept in the database, for several
+   * nodes (PostgreSQL: a key's limit is the key's, not each node's). Undefined where one
+   * process serves the database (SQLite): the buckets then live in that process's memory.
+   */
+  sharedBuckets?: SharedBuckets;
+  /** Statistics: keeps the query planner's statistics fresh (jobs, every 10 minutes). SQLite: `PRAGMA optimize`; PostgreSQL: nothing (autovacuum does it). */
+  refreshStatistics(): Promise<void>;
+  /** Backup: `crm backup` (decisions §11). */
+  backup: Backup;
+  /** Reachable and fully migrated (/readyz); false, never a throw, when the database is down. */
+  ready(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+/** `crm backup FILE`: a consistent copy of the live database, also while the server runs. */
+export interface Backup {
+  /** Why `crm backup` cannot copy this database, naming what does instead (PostgreSQL: pg_dump); null when it can. */
+  refusal: string | null;
+  /** Copies the live database into `path`, an empty owner-only file the caller made (SQLite: `VACUUM INTO`, one snapshot). */
+  copyInto(path: string): void;
+}
+
+/** A due delivery with what sending it needs: the event's stored bytes and the subscription. */
+export interface DueDelivery {
+  id: string;
+  event_id: string;
+  webhook_id: string;
+  project_id: string;
+  attempts: number;
+  created_at: string;
+  type: string;
+  body: string;
+  url: string;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_until: string | null;
+}
+
+/**
+ * The deliveries this process has claimed and not yet released: the dispatcher's book,
+ * which a claim reads and writes. A claim adds each delivery the moment it has it, so two
+ * claims of one process running at once never take the same row.
+ */
+export interface ClaimBook {
+  has(id: string): boolean;
+  /** How many claims are of `webhookId`. */
+  countOf(webhookId: string): number;
+  ids(): string[];
+  add(d: DueDelivery): void;
+}
+
+/**
+ * Claims and leases (decisions §7, §13): how the dispatcher takes due deliveries so no
+ * one else sends them meanwhile. A claimed row stays pending until its attempt is
+ * recorded, so a killed process loses no delivery (decisions §12).
+ * - SQLite: one process serves the file, so a claim is an entry in that process's book
+ *   and nothing more (src/storage/claims.ts).
+ * - PostgreSQL: several nodes share the outbox, so a claim is also a lease in the
+ *   database, `FOR UPDATE SKIP LOCKED` under a per-subscription advisory lock, ended when
+ *   the attempt is recorded (`Dialect.leaseEnd`) or after 30 s if the node died
+ *   (src/storage/postgres/claims.ts).
+ */
+export interface Claims {
+  /**
+   * Up to `n` due deliveries of one subscription (as of `now`), oldest due first, for
+   * active subscriptions only, skipping and adding to `book`. At most `perSubscription`
+   * deliveries of a subscription are claimed at once by everyone sharing the outbox.
+   */
+  claim(book: ClaimBook, request: { webhookId: string; now: string; n: number; perSubscription: number }): Promise<DueDelivery[]>;
+}
+
+/** A bucket's spec for one request: its name, its capacity, and the window it refills over. */
+export interface BucketSpec {
+  name: string;
+  capacity: number;
+  windowMs: number;
+}
+
+/** A bucket's row after one take, as the statement returns it. */
+export interface BucketTake {
+  name: string;
+  /** Tokens before this request's take (refilled to now, resized to the spec). */
+  level: number;
+  /** Tokens stored: `level` less this request's token when every bucket allowed it. */
+  tokens: number;
+  allowed: boolean;
+}
+
+/**
+ * Token buckets kept in the database for several nodes (src/storage/postgres/buckets.ts).
+ * The arithmetic is the in-memory buckets' (src/auth/limiter.ts); the decision is made
+ * from the rows by the rate limiter.
+ */
+export interface SharedBuckets {
+  /**
+   * One statement: refills every bucket of `specs` to `now`, resizes it to its spec, and
+   * takes a token from each when each has one, or from none. Fewer rows than specs (and
+   * nothing changed) when some buckets do not exist yet.
+   */
+  take(keyId: string, specs: BucketSpec[], now: number): Promise<BucketTake[]>;
+  /** Makes the missing buckets of `specs`, full. */
+  fill(keyId: string, specs: BucketSpec[], now: number): Promise<void>;
+  /** Drops buckets untouched since `before`: full again, like a missing row. */
+  sweep(before: number): Promise<void>;
+}
+
+/** A column reference the planner may filter on but never choose an index for (`Dialect.filterOnly`). */
+export type FilterOnly = <T = unknown>(ref: string) => RawBuilder<T>;
+
+/**
+ * What a query needs from its backend while it runs (decisions §13). One object per
+ * backend (src/storage/sqlite/dialect.ts, src/storage/postgres/dialect.ts); the domains
+ * reach it through src/storage/query.ts.
+ */
+export interface Dialect {
+  /**
+   * Locks: serialises work on `name` across every node until the transaction ends.
+   * PostgreSQL: a transaction-scoped advisory lock; SQLite: nothing to take, the writer is
+   * already one transaction at a time (BEGIN IMMEDIATE, group commit).
+   */
+  lockUntilCommit(trx: Db, name: string): Promise<void>;
+  /** JSON aggregation: the rows of `query` as one JSON array column (json_agg; json_group_array). */
+  jsonArrayFrom<O>(query: SelectQueryBuilder<any, any, O> & Expression<O>): RawBuilder<O[]>;
+  /**
+   * Plan shape: `ref` as a filter the planner never picks an index for. SQLite: the unary
+   * `+` (src/storage/sqlite/statistics.ts); PostgreSQL: a plain reference.
+   */
+  filterOnly: FilterOnly;
+  /**
+   * Plan shape: `contacts` limited to the rows whose id is in `ids`, each found by its
+   * primary key whatever the planner's statistics say. SQLite: a VALUES list CROSS JOIN
+   * the table (the list stays the outer loop); PostgreSQL: `id = ANY(array)`.
+   */
+  contactsByIds(db: Db, ids: number[]): SelectQueryBuilder<Database, "contacts", {}>;
+  /** Leases: the columns that end this node's claim on a delivery when its attempt is recorded (none on SQLite). */
+  leaseEnd: { lease_until?: null; lease_owner?: null };
+  /**
+   * Secure delete: after an erase commits, takes what it freed out of the database's
+   * files (decisions §25). True when it completed; false when a reader kept it from completing.
+   */
+  reclaimErased(db: Kysely<Database>, tables: readonly (keyof Database)[]): Promise<boolean>;
+  /**
+   * Runs a compiled statement on the connection at once when that is safe (SQLite: inside a
+   * group-commit batch, or a read outside any transaction), skipping Kysely's executor;
+   * undefined when it must go through Kysely.
+   */
+  runDirectly(db: Db, compiled: CompiledQuery, parameters: readonly unknown[]): unknown[] | undefined;
+  /** A unique constraint refused the row. */
+  isUniqueViolation(error: { code?: unknown; message?: unknown }): boolean;
+  /** The database could not be reached or dropped the connection (never, for a file). */
+  isConnectionError(error: { code?: unknown; message?: unknown }): boolean;
+}

@@ -1,0 +1,51 @@
+import { sql, type RawBuilder } from "kysely";
+import { jsonArrayFrom } from "kysely/helpers/postgres";
+import type { Dialect } from "../port.ts";
+import type { Db } from "../schema.ts";
+
+/** Driver and server codes of a connection that could not be made or was lost. */
+const CONNECTION_CODES = ["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "ENOTFOUND", "EHOSTUNREACH", "57P01", "57P02", "57P03", "08000", "08003", "08006", "08001", "08004"];
+
+/**
+ * Serialises work on `name` across every node until the transaction ends: a
+ * transaction-scoped advisory lock on the name's hash. The one advisory lock of the
+ * backend: the bootstrap, the setup link and the outbox claim (claims.ts) take it.
+ */
+export async function advisoryLockUntilCommit(trx: Db, name: string): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtextextended(${name}, 0))`.execute(trx);
+}
+
+const plainReference = <T>(ref: string): RawBuilder<T> => sql<T>`${sql.ref(ref)}`;
+
+/** PostgreSQL's side of the query-time port (src/storage/port.ts, decisions §13). */
+export const postgresDialect: Dialect = {
+  lockUntilCommit: advisoryLockUntilCommit,
+  jsonArrayFrom: (query) => jsonArrayFrom(query) as never,
+  // No unary `+` for text here, and autovacuum keeps the statistics.
+  filterOnly: plainReference,
+  // One array parameter: PostgreSQL plans `= ANY` as primary-key lookups whatever its
+  // statistics say (a database filled through the API may not be analyzed yet).
+  contactsByIds: (db, ids) => db.selectFrom("contacts").where(sql<boolean>`contacts.id = ANY(${ids}::bigint[])`),
+  // The node's lease ends with its attempt recorded, so a retry is due at its own time (claims.ts).
+  leaseEnd: { lease_until: null, lease_owner: null },
+  /**
+   * `VACUUM` of `tables` on a pooled connection (it cannot run in a transaction), index
+   * entries included, so dead row versions give up their space (decisions §25).
+   */
+  async reclaimErased(db, tables) {
+    await sql`vacuum (index_cleanup on) ${sql.join(tables.map((table) => sql.table(table)))}`.execute(db);
+    return true;
+  },
+  runDirectly: () => undefined,
+  isUniqueViolation: (e) => e.code === "23505",
+  /**
+   * The request is answered 500 ERR_INTERNAL with Retry-After: 1 (decisions §8's codes are
+   * closed) and the next one gets a fresh connection from the pool (decisions §13: a lost
+   * connection is retried, never fatal).
+   */
+  isConnectionError(e) {
+    if (typeof e.code === "string" && CONNECTION_CODES.includes(e.code)) return true;
+    const message = typeof e.message === "string" ? e.message : "";
+    return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(message);
+  },
+};
