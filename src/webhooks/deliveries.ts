@@ -1,8 +1,7 @@
-import type { Kysely, Transaction } from "kysely";
+import { sql, type Kysely, type Transaction } from "kysely";
 import { leaseEnd } from "../storage/query.ts";
 import { preparedQuery } from "../storage/prepared.ts";
 import type { Database } from "../storage/schema.ts";
-import { inSavepoint, unitsFor, type UnitOfWork } from "../storage/unit-of-work.ts";
 import { newId } from "../lib/ids.ts";
 
 /**
@@ -143,14 +142,14 @@ export interface Recorded {
 }
 
 /**
- * Records attempts and their consequences, a batch per unit of work (decisions §7), each
+ * Records attempts and their consequences, a batch per transaction (decisions §7), each
  * outcome in its own savepoint: one that cannot be written (its subscription was deleted
  * meanwhile, say) never rolls back the others, whose receivers already got their
- * delivery (decisions §16). The service's own write: never refused for room.
+ * delivery (decisions §16).
  */
-export async function recordOutcomes(writes: UnitOfWork | Kysely<Database>, outcomes: Outcome[]): Promise<Recorded> {
+export async function recordOutcomes(db: Kysely<Database>, outcomes: Outcome[]): Promise<Recorded> {
   const recorded: Recorded = { failed: new Map(), disabled: new Set() };
-  await unitsFor(writes).run(null, async (trx) => {
+  await db.transaction().execute(async (trx) => {
     // A run of successes on one subscription needs only its last reset written; a failure
     // writes the pending reset first, so the count stays exact.
     const resets = new Map<string, string>();
@@ -159,12 +158,18 @@ export async function recordOutcomes(writes: UnitOfWork | Kysely<Database>, outc
       resets.delete(webhookId);
     };
     for (const [i, o] of outcomes.entries()) {
-      const done = await inSavepoint(trx, `outcome_${i}`, async () => {
+      const savepoint = sql.raw(`outcome_${i}`);
+      await sql`savepoint ${savepoint}`.execute(trx);
+      try {
         if (!o.succeeded && resets.has(o.delivery.webhook_id)) await writeReset(o.delivery.webhook_id);
         if (await recordOne(trx, o)) recorded.disabled.add(o.delivery.webhook_id);
         if (o.succeeded) resets.set(o.delivery.webhook_id, o.at);
-      });
-      if (!done.ok) recorded.failed.set(o.delivery.id, done.error);
+        await sql`release ${savepoint}`.execute(trx);
+      } catch (error) {
+        recorded.failed.set(o.delivery.id, error);
+        await sql`rollback to ${savepoint}`.execute(trx);
+        await sql`release ${savepoint}`.execute(trx);
+      }
     }
     for (const webhookId of [...resets.keys()]) await writeReset(webhookId);
   });
