@@ -29,9 +29,19 @@ const raw = JSON.parse(readFileSync(join(root, MAP_FILE), "utf8")) as Record<str
 const plain = new Map<string, string>();
 for (const [key, value] of Object.entries(raw)) if (typeof value === "string" && !key.startsWith("$")) plain.set(key, value);
 const rules = ((raw["@byPath"] ?? []) as Rule[]).map((r) => ({ re: new RegExp(r.path), citations: r.citations }));
+const literals = (raw["@literal"] ?? []) as { path: string; from: string; to: string }[];
+type LineRule = { line: string; citations: Record<string, string> };
+const lineRules = ((raw["@byLine"] ?? []) as LineRule[]).map((r) => {
+  const inline = /^\(\?i\)/.test(r.line);
+  return { re: new RegExp(inline ? r.line.slice(4) : r.line, inline ? "i" : ""), citations: r.citations };
+});
 
-/** The target of a normalised key (`${kind} §${n}`) for a file at `path`; undefined when unmapped. */
-function target(path: string, key: string): string | undefined {
+/**
+ * The target of a normalised key (`${kind} §${n}`) on `line` of a file at `path`: the first line
+ * rule, else the first path rule, else the plain entry; undefined when unmapped.
+ */
+function target(path: string, key: string, line = ""): string | undefined {
+  for (const rule of lineRules) if (rule.citations[key] && rule.re.test(line)) return rule.citations[key];
   for (const rule of rules) if (rule.re.test(path) && rule.citations[key]) return rule.citations[key];
   return plain.get(key);
 }
@@ -76,15 +86,23 @@ export interface Outcome {
   unmapped: { line: number; citation: string }[];
 }
 
-export function rewrite(path: string, text: string): Outcome {
+export function rewrite(path: string, original: string): Outcome {
   let rewritten = 0;
   const unmapped: Outcome["unmapped"] = [];
+  let text = original;
+  for (const l of literals) {
+    if (l.path !== path || !text.includes(l.from)) continue;
+    text = text.split(l.from).join(l.to);
+    rewritten += 1;
+  }
   const out = text.replace(CITATION, (all: string, lead: string, doc: string, gap: string, first: string, rest: string, offset: number) => {
     const kind = doc.toLowerCase();
     const numbers = [first, ...[...rest.matchAll(new RegExp(`§ ?(${NUM})`, "g"))].map((m) => m[1]!)];
     const targets: string[] = [];
     for (const n of numbers) {
-      const t = target(path, `${kind} §${n}`);
+      const start = text.lastIndexOf("\n", offset) + 1;
+      const end = text.indexOf("\n", offset + all.length);
+      const t = target(path, `${kind} §${n}`, text.slice(start, end === -1 ? undefined : end));
       if (t === undefined) unmapped.push({ line: text.slice(0, offset).split("\n").length, citation: `${kind} §${n}` });
       else targets.push(t);
     }
