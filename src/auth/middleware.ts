@@ -2,6 +2,7 @@ import type { MiddlewareHandler } from "hono";
 import { ApiError, UNAUTHORIZED_MESSAGE } from "../errors.ts";
 import type { AppEnv } from "../http/env.ts";
 import { isWellFormedKey } from "./key-format.ts";
+import { limitsCreates } from "./limits.ts";
 import { rateLimitHeaders } from "./rate-limiter.ts";
 import type { Scope } from "./scopes.ts";
 
@@ -9,7 +10,8 @@ import type { Scope } from "./scopes.ts";
  * Verifies `Authorization: Bearer <key>` (interface §5). Every cause of failure gets the
  * same 401; past 30 failures a minute from one client address (decisions §12; behind a
  * trusted proxy, the address it forwarded for, decisions §16), 429. Then takes a
- * token from the key's buckets, so a valid key's answers all carry the RateLimit headers.
+ * token from the key's buckets (the hourly create bucket too when the route declares
+ * `limitCreates()`, limits.ts), so a valid key's answers all carry the RateLimit headers.
  */
 export function authenticate(): MiddlewareHandler<AppEnv> {
   return async function authenticate(c, next) {
@@ -30,8 +32,7 @@ export function authenticate(): MiddlewareHandler<AppEnv> {
       throw new ApiError("ERR_UNAUTHORIZED", UNAUTHORIZED_MESSAGE);
     }
     c.set("caller", caller);
-    const isContactCreate = c.req.method === "POST" && /\/v1\/contacts\/?$/.test(c.req.path);
-    const decision = await deps.limiter.decide(caller, isContactCreate);
+    const decision = await deps.limiter.decide(caller, limitsCreates(c));
     const headers = rateLimitHeaders(decision);
     if (!decision.allowed) {
       throw new ApiError("ERR_RATE_LIMITED", "Rate limit exceeded; retry after the time in Retry-After.", undefined, {

@@ -1,3 +1,4 @@
+import { DEFAULT_CONTACT_CREATES_PER_HOUR, DEFAULT_REQUESTS_PER_MINUTE } from "../auth/limits.ts";
 import { SCOPES } from "../auth/scopes.ts";
 import { configSchema } from "../config.ts";
 import { CUSTOM_FIELD_TYPES, TYPES_WITH_OPTIONS } from "../reference/custom-fields.ts";
@@ -29,8 +30,8 @@ const json = { type: "boolean", description: "print one JSON object on stdout in
 
 const limits = {
   "contact-quota": { type: "string", arg: "N", description: "most contacts the project may hold (default: no limit)" },
-  "rate-limit-per-minute": { type: "string", arg: "N", description: "requests per minute per key (default 120)" },
-  "contact-creates-per-hour": { type: "string", arg: "N", description: "POST /contacts per hour per key (default 600)" },
+  "rate-limit-per-minute": { type: "string", arg: "N", description: `requests per minute per key (default ${DEFAULT_REQUESTS_PER_MINUTE})` },
+  "contact-creates-per-hour": { type: "string", arg: "N", description: `POST /contacts per hour per key (default ${DEFAULT_CONTACT_CREATES_PER_HOUR})` },
 } as const;
 
 const project = { type: "string", arg: "ID", description: "the project (prj_…)", required: true } as const;

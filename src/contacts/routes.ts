@@ -1,4 +1,5 @@
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
+import { limitCreates } from "../auth/limits.ts";
 import type { AppEnv } from "../http/env.ts";
 import { commonErrors, created, errors, json, jsonRequest, reading, security, writing } from "../http/openapi.ts";
 import { isoNow } from "../lib/time.ts";
@@ -35,7 +36,7 @@ contactRoutes.openapi(
     description: "Always creates; never upserts. Accepts an Idempotency-Key header.",
     tags,
     security,
-    middleware: writing("contacts:write"),
+    middleware: [limitCreates(), ...writing("contacts:write")],
     request: { body: jsonRequest(CreateContactBody) },
     responses: {
       201: created(ContactWriteAnswer, `The created contact. ${RECEIPT_NOTE}`),

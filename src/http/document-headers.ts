@@ -1,3 +1,5 @@
+import { DEFAULT_CONTACT_CREATES_PER_HOUR, DEFAULT_REQUESTS_PER_MINUTE } from "../auth/limits.ts";
+
 /**
  * Response headers and the Idempotency-Key parameter as the OpenAPI document shows them
  * (decisions §15); src/http/document.ts puts them on every operation they apply to.
@@ -6,7 +8,10 @@ const integer = (description: string, example: number) => ({ description, schema
 const text = (description: string, example: string) => ({ description, schema: { type: "string" }, example });
 
 export const headerComponents = {
-  "RateLimit-Limit": integer("Requests the tightest of the key's windows allows (120 a minute; POST /contacts also 600 an hour).", 120),
+  "RateLimit-Limit": integer(
+    `Requests the tightest of the key's windows allows (${DEFAULT_REQUESTS_PER_MINUTE} a minute; POST /contacts also ${DEFAULT_CONTACT_CREATES_PER_HOUR} an hour).`,
+    DEFAULT_REQUESTS_PER_MINUTE,
+  ),
   "RateLimit-Remaining": integer("Requests left in that window.", 117),
   "RateLimit-Reset": integer("Seconds until that window is full again.", 2),
   "RateLimit-Policy": text("The window, IETF RateLimit draft syntax.", '"minute";q=120;w=60'),

@@ -1,4 +1,5 @@
 import type { Db } from "../storage/schema.ts";
+import { DEFAULT_CONTACT_CREATES_PER_HOUR, DEFAULT_REQUESTS_PER_MINUTE } from "../auth/limits.ts";
 import { newId } from "../lib/ids.ts";
 import { isoNow } from "../lib/time.ts";
 
@@ -26,8 +27,8 @@ export async function createProject(db: Db, name: string, settings: ProjectSetti
       id,
       name,
       contact_quota: settings.contactQuota ?? null,
-      rate_limit_per_minute: settings.rateLimitPerMinute ?? 120,
-      contact_creates_per_hour: settings.contactCreatesPerHour ?? 600,
+      rate_limit_per_minute: settings.rateLimitPerMinute ?? DEFAULT_REQUESTS_PER_MINUTE,
+      contact_creates_per_hour: settings.contactCreatesPerHour ?? DEFAULT_CONTACT_CREATES_PER_HOUR,
       created_at: now,
       updated_at: now,
     })
