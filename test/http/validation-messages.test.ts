@@ -4,14 +4,16 @@
  * field once, what is wrong with the value: a wrong type ("firstName must be a string."), a
  * missing field ("url is required."), a value outside an enum ("identityType must be one of
  * personal, business."), a size or range, a format, an unknown field. Never zod's own text.
- * Bodies and queries of every route, through the real server (SQLite, or PostgreSQL under
- * CRM_TEST_BACKEND=postgres). The wording's convention: src/http/validation.ts.
+ * Bodies and queries of every route, through the real service started in-process (SQLite, or
+ * PostgreSQL under CRM_TEST_BACKEND=postgres); the cases are scenario tables
+ * (test/helpers/scenarios.ts), one test per row. The wording's convention: src/http/validation.ts.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { expectError, expectStatus } from "../helpers/expect.ts";
-import { startServer, type ApiResponse, type ServerHandle } from "../helpers/server.ts";
+import { inProcessService, scenarios, type Scenario } from "../helpers/scenarios.ts";
+import type { ApiResponse } from "../helpers/server.ts";
 
-let srv: ServerHandle;
+const svc = inProcessService();
 let contactId: string;
 let webhookId: string;
 let seats: string;
@@ -25,22 +27,18 @@ const LIMIT_MESSAGE = "limit must be an integer from 1 to 200.";
 const EVENTS = "contact.created, contact.updated, interaction_log.created, web_form.submitted, *";
 
 beforeAll(async () => {
-  srv = await startServer();
-  const c = await srv.api("POST", "/contacts", { body: { firstName: "Val" } });
+  const { api, server, project } = svc();
+  const c = await api("POST", "/contacts", { body: { firstName: "Val" } });
   expectStatus(c, 201);
   contactId = c.json.contactId;
-  const w = await srv.api("POST", "/webhooks", { body: { url: HOOK_URL, events: ["*"] } });
+  const w = await api("POST", "/webhooks", { body: { url: HOOK_URL, events: ["*"] } });
   expectStatus(w, 201);
   webhookId = w.json.id;
   const field = (title: string, type: string, options?: string) =>
-    srv.cli(["custom-field", "create", "--project", srv.projectId, "--title", title, "--type", type, "--json", ...(options ? ["--options", options] : [])]);
+    server.cli(["custom-field", "create", "--project", project.id, "--title", title, "--type", type, ...(options ? ["--options", options] : [])]);
   seats = (await field("Seats", "number")).id;
   size = (await field("Size", "select", "S,M,L")).id;
-  formId = (await srv.cli(["form", "create", "--project", srv.projectId, "--name", "Val", "--fields", `email,firstName,address.city,${size}`, "--json"])).id;
-}, 60_000);
-
-afterAll(async () => {
-  await srv?.stop();
+  formId = (await server.cli(["form", "create", "--project", project.id, "--name", "Val", "--fields", `email,firstName,address.city,${size}`])).id;
 }, 60_000);
 
 /** Zod's own phrases (its English locale): none may reach a client. */
@@ -82,25 +80,41 @@ function expectMessage(res: ApiResponse, fieldName: string, message: string) {
 
 type Case = [kind: string, body: unknown, fieldName: string, message: string];
 
-/** One test per case: `<kind>: <fieldName> → "<message>"`. */
-function bodyCases(method: string, path: () => string, cases: Case[]) {
-  test.each(cases)(`%s: %j is 422 %s "%s"`, async (_kind, body, fieldName, message) => {
-    expectMessage(await srv.api(method, path(), { body }), fieldName, message);
-  });
+/** `{"a":1}`, cut to 80 characters: a row's name stays readable when its value is long. */
+const shown = (v: unknown) => {
+  const text = JSON.stringify(v);
+  return text.length > 80 ? `${text.slice(0, 79)}…` : text;
+};
+
+/** A row: the request is 422 with exactly this fieldName and message, neither zod's text nor the field named twice. */
+function messageRow(method: string, path: () => string, request: { body?: unknown; query?: Record<string, string | string[]>; key?: null }, kind: string, fieldName: string | (() => string), message: string | (() => string)): Scenario {
+  const given = request.body !== undefined ? request.body : request.query;
+  const name = typeof fieldName === "string" && typeof message === "string" ? `${kind}: ${shown(given)} is 422 ${fieldName} "${message}"` : kind;
+  return {
+    name,
+    method,
+    path,
+    ...request,
+    status: 422,
+    expect: (res) => expectMessage(res, typeof fieldName === "string" ? fieldName : fieldName(), typeof message === "string" ? message : message()),
+  };
+}
+
+/** One test per case: `<kind>: <body> is 422 <fieldName> "<message>"`. */
+function bodyCases(title: string, method: string, path: () => string, cases: Case[]) {
+  scenarios(title, svc, cases.map(([kind, body, fieldName, message]) => messageRow(method, path, { body }, kind, fieldName, message)));
 }
 
 type QueryCase = [kind: string, query: Record<string, string | string[]>, fieldName: string, message: string];
 
-function queryCases(path: () => string, cases: QueryCase[]) {
-  test.each(cases)(`%s: %j is 422 %s "%s"`, async (_kind, query, fieldName, message) => {
-    expectMessage(await srv.api("GET", path(), { query }), fieldName, message);
-  });
+function queryCases(title: string, path: () => string, cases: QueryCase[]) {
+  scenarios(title, svc, cases.map(([kind, query, fieldName, message]) => messageRow("GET", path, { query }, kind, fieldName, message)));
 }
 
 const long = (n: number) => "x".repeat(n);
 
 describe("POST /contacts: body messages", () => {
-  bodyCases("POST", () => "/contacts", [
+  bodyCases("built-in fields", "POST", () => "/contacts", [
     ["wrong type (string)", { firstName: 5 }, "firstName", "firstName must be a string."],
     ["wrong type (boolean)", { firstName: "A", subscribed: "yes" }, "subscribed", "subscribed must be true or false."],
     ["wrong type (object)", { firstName: "A", address: "London" }, "address", "address must be an object."],
@@ -123,24 +137,15 @@ describe("POST /contacts: body messages", () => {
     ["unknown field (nested)", { firstName: "A", address: { planet: "Mars" } }, "address.planet", "Unknown field address.planet."],
   ]);
 
-  test("custom field, wrong type: 422 customFields.<id> naming the field and its title", async () => {
-    const res = await srv.api("POST", "/contacts", { body: { firstName: "A", customFields: { [seats]: "many" } } });
-    expectMessage(res, `customFields.${seats}`, `customFields.${seats} (Seats) must be a number.`);
-  });
-
-  test("custom field, enum: a value outside the options lists them", async () => {
-    const res = await srv.api("POST", "/contacts", { body: { firstName: "A", customFields: { Size: "XL" } } });
-    expectMessage(res, `customFields.${size}`, `customFields.${size} (Size) must be one of S, M, L.`);
-  });
-
-  test("custom field, unknown: 422 customFields.<key>", async () => {
-    const res = await srv.api("POST", "/contacts", { body: { firstName: "A", customFields: { Shoe: 42 } } });
-    expectMessage(res, "customFields.Shoe", "customFields.Shoe is not a custom field of this project (by id or title).");
-  });
+  scenarios("custom fields", svc, [
+    messageRow("POST", () => "/contacts", { body: () => ({ firstName: "A", customFields: { [seats]: "many" } }) }, "custom field, wrong type: 422 customFields.<id> naming the field and its title", () => `customFields.${seats}`, () => `customFields.${seats} (Seats) must be a number.`),
+    messageRow("POST", () => "/contacts", { body: { firstName: "A", customFields: { Size: "XL" } } }, "custom field, enum: a value outside the options lists them", () => `customFields.${size}`, () => `customFields.${size} (Size) must be one of S, M, L.`),
+    messageRow("POST", () => "/contacts", { body: { firstName: "A", customFields: { Shoe: 42 } } }, "custom field, unknown: 422 customFields.<key>", () => "customFields.Shoe", () => "customFields.Shoe is not a custom field of this project (by id or title)."),
+  ]);
 });
 
 describe("PATCH /contacts/{contactId}: body messages", () => {
-  bodyCases("PATCH", () => `/contacts/${contactId}`, [
+  bodyCases("fields", "PATCH", () => `/contacts/${contactId}`, [
     ["wrong type", { lastName: 5 }, "lastName", "lastName must be a string."],
     ["wrong type (boolean)", { smsSubscribed: "no" }, "smsSubscribed", "smsSubscribed must be true or false."],
     ["enum", { identityType: "company" }, "identityType", "identityType must be one of personal, business."],
@@ -155,7 +160,7 @@ describe("PATCH /contacts/{contactId}: body messages", () => {
 
 describe("POST /contacts/{contactId}/interactions: body messages", () => {
   const fields51 = Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`k${i}`, "v"]));
-  bodyCases("POST", () => `/contacts/${contactId}/interactions`, [
+  bodyCases("fields", "POST", () => `/contacts/${contactId}/interactions`, [
     ["wrong type", { type: "note", note: 5 }, "note", "note must be a string."],
     ["wrong type (record value)", { type: "note", fields: { bad: 5 } }, "fields.bad", "fields.bad must be a string."],
     ["wrong type (record)", { type: "note", fields: ["a"] }, "fields", "fields must be an object."],
@@ -172,7 +177,7 @@ describe("POST /contacts/{contactId}/interactions: body messages", () => {
 });
 
 describe("POST /webhooks: body messages", () => {
-  bodyCases("POST", () => "/webhooks", [
+  bodyCases("fields", "POST", () => "/webhooks", [
     ["missing", { events: ["*"] }, "url", "url is required."],
     ["missing (array)", { url: HOOK_URL }, "events", "events is required."],
     ["wrong type", { url: 5, events: ["*"] }, "url", "url must be a string."],
@@ -189,14 +194,14 @@ describe("POST /webhooks: body messages", () => {
 });
 
 describe("PATCH /webhooks/{id} and POST /webhooks/{id}/redeliver: body messages", () => {
-  bodyCases("PATCH", () => `/webhooks/${webhookId}`, [
+  bodyCases("PATCH", "PATCH", () => `/webhooks/${webhookId}`, [
     ["enum", { status: "paused" }, "status", "status must be one of active, disabled."],
     ["wrong type", { description: 5 }, "description", "description must be a string."],
     ["range (string max)", { description: long(1001) }, "description", "description must be at most 1000 characters."],
     ["enum (array item)", { events: ["contact.created", 7] }, "events", `each item of events must be one of ${EVENTS}.`],
     ["unknown field", { enabled: true }, "enabled", "Unknown field enabled."],
   ]);
-  bodyCases("POST", () => `/webhooks/${webhookId}/redeliver`, [
+  bodyCases("redeliver", "POST", () => `/webhooks/${webhookId}/redeliver`, [
     ["missing", {}, "eventIds", "eventIds or since is required, but not both."],
     ["range (array min)", { eventIds: [] }, "eventIds", "eventIds must have at least 1 item."],
     ["format (ISO time)", { since: "yesterday" }, "since", `since ${ISO_MESSAGE}`],
@@ -205,7 +210,7 @@ describe("PATCH /webhooks/{id} and POST /webhooks/{id}/redeliver: body messages"
 });
 
 describe("GET /contacts: query messages", () => {
-  queryCases(() => "/contacts", [
+  queryCases("parameters", () => "/contacts", [
     ["wrong type (limit)", { limit: "abc" }, "limit", LIMIT_MESSAGE],
     ["wrong type (limit not an integer)", { limit: "1.5" }, "limit", LIMIT_MESSAGE],
     ["range (limit min)", { limit: "0" }, "limit", LIMIT_MESSAGE],
@@ -222,7 +227,7 @@ describe("GET /contacts: query messages", () => {
 });
 
 describe("GET /contacts/{contactId}/interactions: query messages", () => {
-  queryCases(() => `/contacts/${contactId}/interactions`, [
+  queryCases("parameters", () => `/contacts/${contactId}/interactions`, [
     ["format (since)", { since: "yesterday" }, "since", `since ${ISO_MESSAGE}`],
     ["format (until)", { until: "2024-02-30" }, "until", `until ${ISO_MESSAGE}`],
     ["range (limit max)", { limit: "201" }, "limit", LIMIT_MESSAGE],
@@ -231,38 +236,38 @@ describe("GET /contacts/{contactId}/interactions: query messages", () => {
 });
 
 describe("GET /events, /webhooks and reference data: query messages", () => {
-  queryCases(() => "/events", [
+  queryCases("/events", () => "/events", [
     ["format (since)", { since: "yesterday" }, "since", `since ${ISO_MESSAGE}`],
     ["range (limit max)", { limit: "201" }, "limit", LIMIT_MESSAGE],
     ["wrong type (limit)", { limit: "ten" }, "limit", LIMIT_MESSAGE],
   ]);
-  test.each([
+  scenarios("other lists", svc, ([
     ["/webhooks", { limit: "0" }, "limit", LIMIT_MESSAGE],
     ["/webhooks/:id/attempts", { limit: "abc" }, "limit", LIMIT_MESSAGE],
     ["/tags", { limit: "500" }, "limit", LIMIT_MESSAGE],
     ["/contact-types", { limit: "0" }, "limit", LIMIT_MESSAGE],
     ["/interaction-types", { limit: "-1" }, "limit", LIMIT_MESSAGE],
     ["/custom-fields", { cursor: "" }, "cursor", "cursor must not be empty."],
-  ])("GET %s %j is 422 %s \"%s\"", async (path, query, fieldName, message) => {
-    expectMessage(await srv.api("GET", path.replace(":id", webhookId), { query }), fieldName, message);
-  });
+  ] as Array<[string, Record<string, string>, string, string]>).map(([path, query, fieldName, message]) => ({
+    ...messageRow("GET", () => path.replace(":id", webhookId), { query }, "", fieldName, message),
+    name: `GET ${path} ${shown(query)} is 422 ${fieldName} "${message}"`,
+  })));
 });
 
 describe("POST /forms/{formId}/submissions (JSON): messages name the form's field", () => {
-  const submit = (body: unknown) => srv.api("POST", `/forms/${formId}/submissions`, { key: null, body });
-  test.each([
-    ["wrong type", { firstName: 5 }, "firstName", "firstName must be a string."],
-    ["wrong type (body)", ["email"], "body", "body must be an object of field values."],
-    ["range (string max)", { firstName: "A", "address.city": long(256) }, "address.city", "address.city must be at most 255 characters."],
-    ["format (email)", { email: "nope" }, "email", "email must be a valid email address."],
-    ["unknown field", { email: "a@example.com", role: "admin" }, "role", "Unknown field role: this form does not take it."],
-  ])(`%s: %j is 422 %s "%s"`, async (_kind, body, fieldName, message) => {
-    expectMessage(await submit(body), fieldName, message);
-  });
-
-  test("enum (custom field): a value outside the options is 422 <field id>, listing them", async () => {
-    expectMessage(await submit({ email: "a@example.com", [size]: "XL" }), size, `${size} must be one of S, M, L.`);
-  });
+  const submit = (kind: string, body: unknown, fieldName: string | (() => string), message: string | (() => string)) =>
+    messageRow("POST", () => `/forms/${formId}/submissions`, { body, key: null }, kind, fieldName, message);
+  scenarios("form fields", svc, [
+    submit("wrong type", { firstName: 5 }, "firstName", "firstName must be a string."),
+    submit("wrong type (body)", ["email"], "body", "body must be an object of field values."),
+    submit("range (string max)", { firstName: "A", "address.city": long(256) }, "address.city", "address.city must be at most 255 characters."),
+    submit("format (email)", { email: "nope" }, "email", "email must be a valid email address."),
+    submit("unknown field", { email: "a@example.com", role: "admin" }, "role", "Unknown field role: this form does not take it."),
+    {
+      ...submit("enum (custom field): a value outside the options is 422 <field id>, listing them", undefined, () => size, () => `${size} must be one of S, M, L.`),
+      body: () => ({ email: "a@example.com", [size]: "XL" }),
+    },
+  ]);
 });
 
 describe("sweep: no message shows zod's text or names its field other than once", () => {
@@ -294,7 +299,7 @@ describe("sweep: no message shows zod's text or names its field other than once"
     const failures: string[] = [];
     let refused = 0;
     for (const [method, path, body] of requests) {
-      const res = await srv.api(method, path, { body });
+      const res = await svc().api(method, path, { body });
       if (res.json?.code !== "ERR_FORM_VALIDATION") continue;
       refused++;
       const faults = faultsOf(res);
@@ -320,7 +325,7 @@ describe("sweep: no message shows zod's text or names its field other than once"
     const failures: string[] = [];
     let refused = 0;
     for (const [path, params] of lists) for (const param of params) for (const value of values) {
-      const res = await srv.api("GET", path, { query: { [param]: value } });
+      const res = await svc().api("GET", path, { query: { [param]: value } });
       if (res.json?.code !== "ERR_FORM_VALIDATION") continue;
       refused++;
       const faults = faultsOf(res);

@@ -1,13 +1,19 @@
 /**
  * At-least-once delivery across process death (interface §6.2; decisions §7, §11, §12):
  * deliveries claimed or pending when the server dies are delivered after a restart on the
- * same database. Processes are spawned and killed here (test/helpers/process.ts).
+ * same database. Processes are spawned (test/helpers/spawn.ts) and killed here; the folder
+ * (on PostgreSQL: its database) outlives them, so a restart meets what the dead one left.
  */
 import { afterEach, describe, expect, setDefaultTimeout, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { expectStatus } from "../helpers/expect.ts";
 import { readMetrics } from "../helpers/metrics.ts";
-import { newDbDir, removeDir, spawnServer, type ServerProcess } from "../helpers/process.ts";
+import { databaseEnvAt, releaseDatabases } from "../helpers/postgres.ts";
 import { distinct, serviceSignatureIndex, startReceiver, type Receiver } from "../helpers/receiver.ts";
+import { makeApi, type Api } from "../helpers/server.ts";
+import { KEY_PATTERN, spawnServer, type SpawnedServer } from "../helpers/spawn.ts";
 import { until } from "../helpers/until.ts";
 
 /** Generous: every wait ends when its condition holds; only a broken service waits this long. */
@@ -24,6 +30,12 @@ const ENV = {
   CRM_WEBHOOK_TIMEOUT_MS: "30000",
 };
 
+interface ServerProcess extends SpawnedServer {
+  /** The bootstrap key this start printed (null: none, a restart on the same database). */
+  printedKey: string | null;
+  api: (key: string) => Api;
+}
+
 const live: ServerProcess[] = [];
 const receivers: Receiver[] = [];
 const dirs: string[] = [];
@@ -34,11 +46,18 @@ afterEach(async () => {
     await s.exited;
   }
   for (const r of receivers.splice(0)) await r.stop();
-  for (const d of dirs.splice(0)) removeDir(d);
+  for (const d of dirs.splice(0)) {
+    rmSync(d, { recursive: true, force: true });
+    void releaseDatabases(d);
+  }
 });
 
-async function start(dir: string) {
-  const s = await spawnServer(dir, ENV);
+/** Starts the server on `dir` (the first start waits for its bootstrap key). */
+async function start(dir: string, first = false): Promise<ServerProcess> {
+  const server = await spawnServer({ env: { ...(await databaseEnvAt(join(dir, "crm.db"))), ...ENV }, expectKey: first });
+  // The bootstrap key, when printed, is written before the server listens.
+  const printedKey = server.stdout().match(KEY_PATTERN)?.[0] ?? null;
+  const s = { ...server, printedKey, api: (k: string) => makeApi(server.baseUrl, async () => k) };
   live.push(s);
   return s;
 }
@@ -51,9 +70,9 @@ async function stopWith(s: ServerProcess, signal: "SIGKILL" | "SIGTERM") {
 
 /** First start: a server, its bootstrap key, a subscription to `rx`, and `n` acknowledged contacts. */
 async function backlog(rx: Receiver, n: number) {
-  const dir = newDbDir();
+  const dir = mkdtempSync(join(tmpdir(), "crm-crash-test-"));
   dirs.push(dir);
-  const s1 = await start(dir);
+  const s1 = await start(dir, true);
   expect(s1.printedKey).not.toBeNull();
   const key = s1.printedKey!;
   const api = s1.api(key);
