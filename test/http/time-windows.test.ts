@@ -9,29 +9,18 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { loadConfig } from "../../src/config.ts";
-import { startServices, type RunningService } from "../../src/server.ts";
 import { DAY, HOUR, ManualClock } from "../helpers/clock.ts";
-import { databaseEnv, releaseDatabases } from "../helpers/postgres.ts";
+import { startInProcess, type InProcessServer } from "../helpers/in-process.ts";
 import { openSideDatabase } from "../helpers/side-db.ts";
 import { until } from "../helpers/until.ts";
 
-const REPO_ROOT = join(import.meta.dir, "../..");
-const BUN = join(REPO_ROOT, "node_modules/.bin/bun");
 const MINUTE = 60_000;
-const ALL_SCOPES = "contacts:read,contacts:write,interactions:write,webhooks:manage";
-const silent = { debug() {}, info() {}, warn() {}, error() {} };
-const dir = mkdtempSync(join(tmpdir(), "crm-time-windows-"));
-const dbPath = join(dir, "crm.db");
 // Retries an hour apart: a retry that comes without the clock reaching it is not the wall clock's.
-const env: Record<string, string> = { CRM_DB_PATH: dbPath, CRM_ENV: "sandbox", CRM_BOOTSTRAP: "false", PORT: "0", CRM_OUTBOX_POLL_MS: "50", CRM_WEBHOOK_RETRY_SCHEDULE: "1h,1h,1h" };
+const ENV: Record<string, string> = { CRM_ENV: "sandbox", CRM_OUTBOX_POLL_MS: "50", CRM_WEBHOOK_RETRY_SCHEDULE: "1h,1h,1h" };
 
 // A year ahead of the wall clock: whatever still read the wall clock would stand out.
 const clock = new ManualClock(Date.now() + 365 * DAY);
-let service: RunningService;
+let srv: InProcessServer;
 let receiver: ReturnType<typeof startLoopbackReceiver>;
 
 interface Received {
@@ -64,23 +53,17 @@ function startLoopbackReceiver() {
   };
 }
 
-async function cli(args: string[]) {
-  const proc = Bun.spawn([BUN, "src/main.ts", ...args, "--json"], { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdout: "pipe", stderr: "pipe" });
-  const [out, err, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-  if (code !== 0) throw new Error(`crm ${args.join(" ")}: ${err}`);
-  return JSON.parse(out.trim().split("\n").pop()!);
-}
+const cli = (args: string[]) => srv.cli(args);
 
 async function newProject(name: string): Promise<{ id: string; key: string }> {
-  const project = await cli(["project", "create", "--name", name]);
-  const { key } = await cli(["key", "create", "--project", project.id, "--scopes", ALL_SCOPES]);
-  return { id: project.id, key };
+  const { id, key } = await srv.newProject({ name });
+  return { id, key };
 }
 
 async function call(key: string, method: string, path: string, opts: { body?: unknown; headers?: Record<string, string> } = {}) {
   const headers: Record<string, string> = { Authorization: `Bearer ${key}`, ...opts.headers };
   if (opts.body !== undefined) headers["Content-Type"] = "application/json";
-  const res = await fetch(`http://127.0.0.1:${service.server.port}/v1${path}`, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
+  const res = await fetch(`${srv.baseUrl}${path}`, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
   const text = await res.text();
   return { status: res.status, headers: res.headers, json: text ? JSON.parse(text) : undefined };
 }
@@ -122,7 +105,7 @@ const expectSignedWith = (r: Received, secrets: string[]) => {
 
 /** Reads the database directly, as the retention job leaves it. */
 async function storedEventIds(projectId: string): Promise<string[]> {
-  const db = await openSideDatabase(env, { readonly: true });
+  const db = await openSideDatabase(srv.env, { readonly: true });
   try {
     return (await db.all<{ id: string }>("SELECT id FROM events WHERE project_id = ? ORDER BY created_at", projectId)).map((r) => r.id);
   } finally {
@@ -132,15 +115,13 @@ async function storedEventIds(projectId: string): Promise<string[]> {
 
 beforeAll(async () => {
   receiver = startLoopbackReceiver();
-  Object.assign(env, await databaseEnv(dir)); // CRM_TEST_BACKEND=postgres: the service's own database
-  service = await startServices(loadConfig(env), { log: silent, clock });
+  // CRM_TEST_BACKEND=postgres: the service's own database.
+  srv = await startInProcess({ env: ENV, overrides: { clock } });
 });
 
 afterAll(async () => {
-  await service?.stop();
+  await srv?.stop();
   receiver?.stop();
-  rmSync(dir, { recursive: true, force: true });
-  await releaseDatabases(dir);
 });
 
 test("an Idempotency-Key replays within 24 h and, once 24 h have passed, the same key and body run anew", async () => {
@@ -200,7 +181,7 @@ test("events older than 30 days are no longer listed by GET /events and the rete
   expect(await eventNames()).toEqual(["Recent"]);
   expect(await storedEventIds(project.id)).toEqual([oldId!, recentId!]); // out of the window, still stored until the job runs
 
-  await service.runJob("retention");
+  await srv.service.runJob("retention");
   expect(await storedEventIds(project.id)).toEqual([recentId!]);
   expect(await eventNames()).toEqual(["Recent"]);
 });
@@ -266,7 +247,7 @@ test("a delivery whose outcome could not be written is held until the service's 
   const webhook = await subscribe(key, "/held");
   const marker = await newProject("held-claim-marker");
   await subscribe(marker.key, "/held-marker");
-  const db = await openSideDatabase(env);
+  const db = await openSideDatabase(srv.env);
   // The attempt cannot be recorded: the dispatcher keeps the delivery claimed for 5 s by its clock.
   const [refuse, allow] =
     db.backend === "sqlite"
