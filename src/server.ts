@@ -8,7 +8,6 @@ import { ConfigError, type Config } from "./config.ts";
 import type { Storage } from "./storage/index.ts";
 import { databaseSecret } from "./storage/settings.ts";
 import { openStorage } from "./storage/index.ts";
-import { SharedBuckets } from "./auth/shared-buckets.ts";
 import { startJobs, type JobName } from "./jobs/index.ts";
 import { systemClock, type Clock } from "./lib/clock.ts";
 import { CursorCodec } from "./lib/cursor.ts";
@@ -117,14 +116,14 @@ async function serveOn(
     );
   }
   const keys = new KeyStore(db);
-  // Several nodes share one PostgreSQL: a key's buckets live there (decisions §13).
-  const limiter = new RateLimiter(() => clock.now(), storage.backend === "postgres" ? new SharedBuckets(db) : undefined);
+  // Where several nodes share the database, a key's buckets live there (decisions §13).
+  const limiter = new RateLimiter(() => clock.now(), storage.sharedBuckets);
   const webhooks = { secrets, env: config.CRM_ENV, resolve: overrides.resolve ?? systemResolver, timeoutMs: config.CRM_WEBHOOK_TIMEOUT_MS, clock };
   const metrics = new Metrics();
   const dispatcher = new Dispatcher({
     db,
     reader: storage.reader,
-    leases: storage.backend === "postgres",
+    claims: storage.claims,
     onOutcome: (outcome) => metrics.observeDelivery(outcome),
     webhooks,
     schedule: config.CRM_WEBHOOK_RETRY_SCHEDULE,
@@ -158,7 +157,7 @@ async function serveOn(
     // PostgreSQL within 2 s), the migrations are applied, the dispatcher is alive (decisions §11, §13).
     isReady: async () => dispatcher.alive() && (await storage.ready()),
   });
-  const jobs = startJobs({ db, keys, limiter, log, clock });
+  const jobs = startJobs({ db, keys, limiter, log, clock, refreshStatistics: () => storage.refreshStatistics() });
   const server = listener.server;
   listener.attach(app.fetch);
   log.info("listening", { host: config.HOST, port: server.port, env: config.CRM_ENV, runtime: runtime.name });

@@ -1,3 +1,5 @@
+import type { BucketSpec, BucketTake } from "../storage/port.ts";
+
 /**
  * In-memory token buckets (decisions §9). A bucket holds `capacity` tokens and refills
  * `capacity` per `windowMs`, continuously. Time is passed in, so tests drive it.
@@ -15,7 +17,7 @@ export class TokenBucket {
     this.updatedAt = now;
   }
 
-  /** A bucket as stored (src/auth/shared-buckets.ts): `tokens` at `updatedAt`. */
+  /** A bucket as stored (src/storage/postgres/buckets.ts): `tokens` at `updatedAt`. */
   static restore(capacity: number, windowMs: number, tokens: number, updatedAt: number): TokenBucket {
     const bucket = new TokenBucket(capacity, windowMs, updatedAt);
     bucket.tokens = tokens;
@@ -102,6 +104,39 @@ export function consume(buckets: Array<{ name: string; bucket: TokenBucket }>, n
 
 /** Fixed one-minute windows per client address for failed authentications (decisions §12). */
 /** Entries a per-address limiter keeps at most (decisions §16): a few MB whatever is sent. */
+/**
+ * The decision from the shared buckets' rows after one take (src/storage/port.ts,
+ * `SharedBuckets`), as `consume` makes it in memory: the headers' bucket is the first in
+ * `specs` that refused, or the one with fewer tokens left.
+ */
+export function storedDecision(specs: BucketSpec[], rows: BucketTake[], now: number): LimitDecision {
+  const buckets = specs.map((spec) => {
+    const row = rows.find((r) => r.name === spec.name)!;
+    return { spec, row, bucket: TokenBucket.restore(spec.capacity, spec.windowMs, row.allowed ? row.tokens : row.level, now) };
+  });
+  const refusing = buckets.find((b) => !b.row.allowed && b.row.level < 1);
+  if (refusing) {
+    const { spec, bucket } = refusing;
+    return {
+      allowed: false,
+      name: spec.name,
+      limit: bucket.capacity,
+      remaining: 0,
+      resetSeconds: bucket.secondsUntilFull(now),
+      retryAfterSeconds: Math.max(1, bucket.secondsUntilToken(now)),
+    };
+  }
+  const tightest = buckets.reduce((a, b) => (b.bucket.level(now) < a.bucket.level(now) ? b : a));
+  return {
+    allowed: true,
+    name: tightest.spec.name,
+    limit: tightest.bucket.capacity,
+    remaining: Math.floor(tightest.bucket.level(now)),
+    resetSeconds: tightest.bucket.secondsUntilFull(now),
+    retryAfterSeconds: 0,
+  };
+}
+
 export const MAX_LIMITER_ENTRIES = 10_000;
 
 export class FailureWindow {

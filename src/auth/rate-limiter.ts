@@ -1,6 +1,6 @@
 import type { Caller } from "./keys.ts";
-import { consume, FailureWindow, TokenBucket, type LimitDecision } from "./limiter.ts";
-import type { BucketSpec, SharedBuckets } from "./shared-buckets.ts";
+import type { BucketSpec, SharedBuckets } from "../storage/port.ts";
+import { consume, FailureWindow, storedDecision, TokenBucket, type LimitDecision } from "./limiter.ts";
 
 const MINUTE = 60_000;
 const HOUR = 3_600_000;
@@ -16,8 +16,9 @@ export class RateLimiter {
   rejected = 0;
 
   /**
-   * `shared`: the buckets live in the database, for several nodes (PostgreSQL, decisions
-   * §13); without it they live in this process (SQLite: one process serves the file).
+   * `shared`: the buckets live in the database, for several nodes (the storage's
+   * `sharedBuckets`: PostgreSQL, decisions §13); without it they live in this process
+   * (SQLite: one process serves the file).
    * Failed authentications are counted per node either way (§13 allows it).
    */
   constructor(
@@ -30,9 +31,23 @@ export class RateLimiter {
     if (!this.shared) return this.check(caller, isContactCreate);
     const specs: BucketSpec[] = [{ name: "minute", capacity: caller.rateLimitPerMinute, windowMs: MINUTE }];
     if (isContactCreate) specs.push({ name: "contact-creates", capacity: caller.contactCreatesPerHour, windowMs: HOUR });
-    const decision = await this.shared.consume(caller.keyId, specs, this.clock());
+    const decision = await this.consumeShared(caller.keyId, specs, this.clock());
     if (!decision.allowed) this.rejected += 1;
     return decision;
+  }
+
+  /**
+   * Takes one token from every bucket of `specs`, or from none (decisions §9: a refused
+   * request consumes nothing). The decision and its headers as `consume` makes them in
+   * memory. A key's first request (or its first after the sweep) finds rows missing: they
+   * are made full, and the take runs again.
+   */
+  private async consumeShared(keyId: string, specs: BucketSpec[], now: number): Promise<LimitDecision> {
+    for (;;) {
+      const rows = await this.shared!.take(keyId, specs, now);
+      if (rows.length === specs.length) return storedDecision(specs, rows, now);
+      await this.shared!.fill(keyId, specs, now);
+    }
   }
 
   /** In-process buckets (SQLite). */
@@ -67,7 +82,7 @@ export class RateLimiter {
   /** Drops buckets that are full again and expired failure windows (jobs). */
   async sweep(): Promise<void> {
     const now = this.clock();
-    await this.shared?.sweep(now, HOUR);
+    await this.shared?.sweep(now - HOUR);
     for (const [id, b] of this.perKey) {
       if (b.minute.level(now) >= b.minute.capacity && b.creates.level(now) >= b.creates.capacity) this.perKey.delete(id);
     }

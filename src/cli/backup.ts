@@ -6,27 +6,21 @@ import type { Input } from "./commands.ts";
 
 /**
  * `crm backup FILE` (decisions §11): a consistent copy of the live database, also while
- * the server runs. `VACUUM INTO` reads one snapshot (in WAL mode writers go on meanwhile)
- * and writes a compact, self-contained file a server can start on. It is SQLite-only SQL:
- * this is the one place that uses it. An existing FILE is never overwritten. The copy is
- * created with mode 0600, its folder (when made here) 0700.
+ * the server runs, made by the storage (`Storage.backup`: SQLite's `VACUUM INTO`; a
+ * PostgreSQL database is refused with what backs it up instead). An existing FILE is never
+ * overwritten. The copy is created with mode 0600, its folder (when made here) 0700.
  */
 export async function backupCommand(storage: Storage, { values, args }: Input<"backup">): Promise<void> {
-  if (!storage.sqlite) {
-    throw new UsageError(
-      "crm backup copies the SQLite file; this server uses PostgreSQL (CRM_DATABASE_URL): back it up with pg_dump (pg_dump --format=custom --file=crm.dump URL) or the server's point-in-time recovery (docs/scaling.md)",
-    );
-  }
-  const sqlite = storage.sqlite;
+  if (storage.backup.refusal !== null) throw new UsageError(storage.backup.refusal);
   const path = resolve(args[0]!);
   if (runtime.fileSize(path) !== null) throw new UsageError(`${path} exists; refusing to overwrite it`);
   runtime.mkdirp(resolve(path, ".."));
-  // The copy holds what the database holds: owner-only like it (decisions §16). VACUUM INTO
-  // writes into an empty file and keeps its mode; one left over from a failed copy is removed.
+  // The copy holds what the database holds: owner-only like it (decisions §16). The copy
+  // is written into an empty file and keeps its mode; one left over from a failed copy is removed.
   if (!runtime.createPrivateFile(path, "")) throw new UsageError(`${path} exists; refusing to overwrite it`);
   const started = Date.now();
   try {
-    sqlite.all("VACUUM INTO ?", [path]);
+    storage.backup.copyInto(path);
   } catch (error) {
     runtime.removeFile(path);
     throw error;

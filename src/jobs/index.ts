@@ -5,7 +5,6 @@ import type { Database } from "../storage/schema.ts";
 import { memoryKeeper } from "./memory.ts";
 import { applyRetention } from "./retention.ts";
 import { runtime } from "../runtime/index.ts";
-import { refreshStatistics } from "../storage/sqlite/statistics.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
 import type { Kysely } from "kysely";
@@ -14,18 +13,19 @@ export type JobName = "flush-last-used" | "limiter-sweep" | "retention" | "stati
 
 /**
  * Periodic housekeeping (croner): last-used times, limiter memory, retention of events,
- * attempts and idempotency records, and planner statistics (src/storage/sqlite/statistics.ts: a no-op
- * unless a table has grown 25-fold or was never analyzed), and the soft memory target
+ * attempts and idempotency records, and planner statistics (the storage's: SQLite's PRAGMA
+ * optimize, src/storage/sqlite/statistics.ts, a no-op unless a table has grown 25-fold or
+ * was never analyzed; nothing on PostgreSQL), and the soft memory target
  * (src/jobs/memory.ts). The schedule runs on the wall
  * clock; what a job keeps or drops is judged by the service's clock (issue 11), and
  * `run` starts a job now, off its schedule.
  */
-export function startJobs(deps: { db: Kysely<Database>; keys: KeyStore; limiter: RateLimiter; log: Logger; clock: Clock }) {
+export function startJobs(deps: { db: Kysely<Database>; keys: KeyStore; limiter: RateLimiter; log: Logger; clock: Clock; refreshStatistics(): Promise<void> }) {
   const tasks: Record<JobName, () => Promise<void> | void> = {
     "flush-last-used": () => deps.keys.flushLastUsed(),
     "limiter-sweep": () => deps.limiter.sweep(),
     retention: () => applyRetention(deps.db, deps.clock.now()),
-    statistics: () => refreshStatistics(deps.db),
+    statistics: () => deps.refreshStatistics(),
     memory: memoryKeeper(runtime.collectGarbage),
   };
   const guard = (name: JobName) => async () => {

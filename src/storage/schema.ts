@@ -114,7 +114,7 @@ export interface Database {
     next_attempt_at: string;
     created_at: string;
     updated_at: string;
-    /** PostgreSQL only (db/postgres/0001_init.sql): the node claim's end and owner (src/webhooks/lease.ts). */
+    /** PostgreSQL only (db/postgres/0001_init.sql): the node claim's end and owner (src/storage/postgres/claims.ts). */
     lease_until: Generated<string | null>;
     lease_owner: Generated<string | null>;
   };
@@ -148,7 +148,7 @@ export interface Database {
     values: string;
     submitted_at: string;
   };
-  /** PostgreSQL only: per-key token buckets shared by every node (src/auth/shared-buckets.ts). */
+  /** PostgreSQL only: per-key token buckets shared by every node (src/storage/postgres/buckets.ts). */
   rate_limit_buckets: { key_id: string; name: string; capacity: number; tokens: number; updated_ms: number };
   idempotency_records: {
     api_key_id: string;

@@ -1,6 +1,7 @@
 import { sql, type Kysely, type Transaction } from "kysely";
 import { leaseEnd } from "../storage/query.ts";
 import { preparedQuery } from "../storage/prepared.ts";
+import type { DueDelivery } from "../storage/port.ts";
 import type { Database } from "../storage/schema.ts";
 import { newId } from "../lib/ids.ts";
 
@@ -17,21 +18,8 @@ export interface DueSubscription {
   projectId: string;
 }
 
-/** A due delivery with what sending it needs: the event's stored bytes and the subscription. */
-export interface DueDelivery {
-  id: string;
-  event_id: string;
-  webhook_id: string;
-  project_id: string;
-  attempts: number;
-  created_at: string;
-  type: string;
-  body: string;
-  url: string;
-  secret: string;
-  previous_secret: string | null;
-  previous_secret_until: string | null;
-}
+/** A due delivery with what sending it needs, as a claim returns it (src/storage/port.ts). */
+export type { DueDelivery } from "../storage/port.ts";
 
 /**
  * Active subscriptions having a due delivery. Some of those may be in flight already: the
@@ -47,51 +35,6 @@ export const dueSubscriptions = preparedQuery<[string], DueSubscription>(1, (db,
         eb.selectFrom("deliveries as d").select("d.id").whereRef("d.webhook_id", "=", "w.id").where("d.status", "=", "pending").where("d.next_attempt_at", "<=", now),
       ),
     ),
-);
-
-/**
- * Ids of up to `limit` due deliveries of one subscription, oldest due first, from
- * deliveries_webhook_due alone (db/0005): the caller skips those it has in flight, which
- * costs index entries, not rows.
- */
-export const dueDeliveryIds = preparedQuery<[string, string, number], { id: string }>(3, (db, webhookId, now, limit) =>
-  db
-    .selectFrom("deliveries")
-    .select("id")
-    .where("webhook_id", "=", webhookId)
-    .where("status", "=", "pending")
-    .where("next_attempt_at", "<=", now)
-    .orderBy("next_attempt_at")
-    .limit(limit),
-);
-
-/** One delivery with what sending it needs, while it is still pending for an active subscription. */
-export const pendingDelivery = preparedQuery<[string], DueDelivery>(1, (db, id) =>
-  db
-    // CROSS JOIN keeps the delivery outermost in SQLite whatever the statistics say (a
-    // primary-key lookup, then one each in webhooks and events).
-    .selectFrom("deliveries")
-    .crossJoin("webhooks")
-    .crossJoin("events")
-    .whereRef("webhooks.id", "=", "deliveries.webhook_id")
-    .whereRef("events.id", "=", "deliveries.event_id")
-    .select([
-      "deliveries.id",
-      "deliveries.event_id",
-      "deliveries.webhook_id",
-      "webhooks.project_id",
-      "deliveries.attempts",
-      "deliveries.created_at",
-      "events.type",
-      "events.body",
-      "webhooks.url",
-      "webhooks.secret",
-      "webhooks.previous_secret",
-      "webhooks.previous_secret_until",
-    ])
-    .where("deliveries.id", "=", id)
-    .where("deliveries.status", "=", "pending")
-    .where("webhooks.status", "=", "active"),
 );
 
 /**
@@ -179,7 +122,7 @@ export async function recordOutcomes(db: Kysely<Database>, outcomes: Outcome[]):
 /** Writes one outcome; true when it disabled the subscription. */
 async function recordOne(trx: Transaction<Database>, o: Outcome): Promise<boolean> {
   const status = o.succeeded ? "succeeded" : o.retryAt ? "pending" : "failed";
-  // The node's lease (if its claims are leases) ends with its attempt recorded, so a retry is due at its own time.
+  // A claim's lease on the row (PostgreSQL: src/storage/postgres/claims.ts) ends with its attempt recorded, so a retry is due at its own time.
   const updated = await trx
     .updateTable("deliveries")
     .set({ status, attempts: o.attempt, next_attempt_at: o.retryAt ?? o.at, updated_at: o.at, ...leaseEnd(trx) })

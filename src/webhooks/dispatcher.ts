@@ -2,12 +2,12 @@ import type { Kysely } from "kysely";
 import type { Database } from "../storage/schema.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
-import { newId } from "../lib/ids.ts";
 import { isoNow } from "../lib/time.ts";
 import { attemptDelivery, type WebhookEnv } from "./attempt.ts";
+import { inProcessClaims } from "../storage/claims.ts";
+import type { ClaimBook, Claims } from "../storage/port.ts";
 import * as store from "./deliveries.ts";
 import { FairShare } from "./fair-share.ts";
-import { LEASE_MS, leaseDueDeliveries } from "./lease.ts";
 import { OutcomeRecorder, type DeliveryOutcome } from "./recorder.ts";
 import type { SendResult } from "./sender.ts";
 
@@ -27,10 +27,11 @@ export interface DispatcherOptions {
   /** Where due deliveries are looked up: a read-only connection that never waits for writes (src/storage/sqlite/reader.ts); `db` by default. */
   reader?: Kysely<Database>;
   /**
-   * Claims are leases in the database (several nodes on PostgreSQL, src/webhooks/lease.ts)
-   * rather than in this process's memory only (SQLite: one process serves the file).
+   * How due deliveries are claimed (src/storage/port.ts, `Claims`): the storage's, which
+   * also holds each on a lease in the database where several nodes share it; in this
+   * process's memory, looked up on `reader`, by default.
    */
-  leases?: boolean;
+  claims?: Claims;
   webhooks: WebhookEnv;
   schedule: number[];
   pollMs: number;
@@ -43,7 +44,7 @@ export interface DispatcherOptions {
  * Delivers the outbox (decisions §7) in small stages: claim → attempt (check, sign, send:
  * attempt.ts) → record (recorder.ts, by the rules of outcome.ts). On SQLite a claim is in
  * memory only; on PostgreSQL, where several nodes share the outbox, it is also a lease in
- * the database (lease.ts, decisions §13).
+ * the database (src/storage/postgres/claims.ts, decisions §13).
  * Until its attempt is recorded the row stays pending, so a killed process loses no
  * delivery (decisions §12; on PostgreSQL it is due again when the lease ends). Woken when a
  * transaction commits events, polling as a fallback. Slots are shared fairly between
@@ -74,15 +75,24 @@ export class Dispatcher {
   private readonly recorder: OutcomeRecorder;
 
   private readonly clock: Clock;
-  /** This process, as a lease owner. */
-  private readonly node = newId("node");
-  /** The lease claim running now (leaseDue runs one at a time). */
-  private leasing: Promise<void> = Promise.resolve();
+  /** How claims are taken: in memory, or leased in the database too (src/storage/port.ts). */
+  private readonly claims: Claims;
+  /** The claimed set as the claims read and write it. */
+  private readonly book: ClaimBook = {
+    has: (id) => this.claimed.has(id),
+    countOf: (webhookId) => this.claimedBy.get(webhookId) ?? 0,
+    ids: () => [...this.claimed],
+    add: (d) => {
+      this.claimed.add(d.id);
+      this.claimedBy.set(d.webhook_id, (this.claimedBy.get(d.webhook_id) ?? 0) + 1);
+    },
+  };
 
   constructor(private readonly o: DispatcherOptions) {
     this.share = o.share ?? new FairShare();
     this.clock = o.webhooks.clock;
     this.reader = o.reader ?? o.db;
+    this.claims = o.claims ?? inProcessClaims(this.reader);
     this.recorder = new OutcomeRecorder({ db: o.db, schedule: o.schedule, clock: this.clock, log: o.log, onOutcome: o.onOutcome });
   }
 
@@ -181,48 +191,8 @@ export class Dispatcher {
   }
 
   /** Claims up to `n` due deliveries of a subscription, oldest due first, skipping those already claimed. */
-  private async claimDue(webhookId: string, now: string, n: number): Promise<store.DueDelivery[]> {
-    if (this.o.leases) return this.leaseDue(webhookId, now, n);
-    const ids = await store.dueDeliveryIds(this.reader, webhookId, now, n + (this.claimedBy.get(webhookId) ?? 0));
-    const claimed: store.DueDelivery[] = [];
-    for (const { id } of ids) {
-      if (claimed.length >= n) break;
-      if (this.claimed.has(id)) continue;
-      const [d] = await store.pendingDelivery(this.reader, id);
-      if (!d || this.claimed.has(id)) continue;
-      this.claimed.add(d.id);
-      this.claimedBy.set(d.webhook_id, (this.claimedBy.get(d.webhook_id) ?? 0) + 1);
-      claimed.push(d);
-    }
-    return claimed;
-  }
-
-  /**
-   * claimDue on a database shared by several nodes: the rows are leased to this node first.
-   * One lease statement at a time per node: the claim may take back a row this node holds
-   * the lease of unless it is in `mine`, so `mine` must already hold every row an earlier
-   * claim of this node leased. Two claims of one node at once (the tick and a slot going on
-   * with its next delivery) would otherwise both take the row the first one leased: the
-   * second's `mine` was read before the first returned, and the row it finds is leased to
-   * this very node, so the same delivery would be sent twice.
-   */
-  private leaseDue(webhookId: string, now: string, n: number): Promise<store.DueDelivery[]> {
-    const claim = this.leasing.then(async () => {
-      const mine = [...this.claimed];
-      const leaseUntil = new Date(Date.parse(now) + LEASE_MS).toISOString();
-      const perSubscription = this.share.caps.perSubscription;
-      const rows = await leaseDueDeliveries(this.o.db, { webhookId, now, n, owner: this.node, leaseUntil, mine, perSubscription });
-      for (const d of rows) {
-        this.claimed.add(d.id);
-        this.claimedBy.set(d.webhook_id, (this.claimedBy.get(d.webhook_id) ?? 0) + 1);
-      }
-      return rows;
-    });
-    this.leasing = claim.then(
-      () => undefined,
-      () => undefined,
-    );
-    return claim;
+  private claimDue(webhookId: string, now: string, n: number): Promise<store.DueDelivery[]> {
+    return this.claims.claim(this.book, { webhookId, now, n, perSubscription: this.share.caps.perSubscription });
   }
 
   /** Held claims whose time is up go back to the pool: the next claim may pick them again. */
