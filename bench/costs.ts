@@ -17,7 +17,7 @@
  * bun:sqlite with the PRAGMAs the service set (cache_size, mmap_size…), or a plain `pg`
  * Client on the same database, so it sees the same access pattern the requests did. Writes
  * (begin, INSERT, UPDATE, commit…) are reported as they cost in the request; their floor
- * is the storage limit (bench/limits.ts, bench/pg-limits.ts). A table per scenario breaks
+ * is the storage limit (bench/limits.ts, bench/postgres/limits.ts). A table per scenario breaks
  * the SQL down by statement shape.
  *
  *   bun bench/costs.ts <crm.db> <projectId> <apiKey>   prints the tables (markdown)
@@ -27,14 +27,14 @@
  *
  * Env: COSTS_N (2000 requests per scenario, at most COSTS_MAX_MS = 3000 ms of them), COSTS_TRACED (200),
  * COSTS_REPLAY_MS (2000), COSTS_ONLY=<scenario name>, COSTS_TRACE_OUT=<file> (each read scenario's traced
- * reads per request, JSON, for bench/pg-limits.ts's raw replay).
+ * reads per request, JSON, for bench/postgres/limits.ts's raw replay).
  *
  * Writes (POST /contacts, POST interaction) go into that database: run it on a copy.
  */
 import { Database } from "bun:sqlite";
 import { writeFileSync } from "node:fs";
 import { Hono } from "hono";
-import type { CostRow, CostsReport, ScenarioCost, StatementCost } from "./report.ts";
+import type { CostRow, CostsReport, ScenarioCost, StatementCost } from "./report/costs.ts";
 
 type Trace = { sql: string; params: unknown[]; method: string; us: number; request: number };
 let tracing: Trace[] | null = null;
@@ -202,7 +202,7 @@ const mean = async (n: number, fn: (i: number) => unknown) => (await measure(n, 
 
 // ---------- data for the scenarios ----------
 
-// The highest number in use (bench/pg-limits.ts's service-shape inserts move the project's counter past it on PostgreSQL).
+// The highest number in use (bench/postgres/limits.ts's service-shape inserts move the project's counter past it on PostgreSQL).
 const last = Number((await bare.rows<{ n: number }>("SELECT max(contact_number) AS n FROM contacts WHERE project_id = ?", [projectId]))[0]!.n);
 const rand = (n: number) => 1 + Math.floor(Math.random() * n);
 // Random contact numbers that exist, in random order.
@@ -371,7 +371,7 @@ for (const s of scenarios.filter((x) => !only || x.name === only)) {
     { part: `SQL reads: ${(reads.length / TRACED).toFixed(1)} statements (${driver})`, us: readUs, floorUs: readFloorUs,
       floor: reads.length ? `the same ${reads.length} reads replayed bare, ${passes} passes` : "" },
     { part: `SQL writes: ${(writes / TRACED).toFixed(1)} statements incl. begin/commit (${driver})`, us: writeUs, floorUs: null,
-      floor: writes ? `as is; storage floor: ${POSTGRES ? "bench/pg-limits.ts" : "bench/limits.ts"}` : "" },
+      floor: writes ? `as is; storage floor: ${POSTGRES ? "bench/postgres/limits.ts" : "bench/limits.ts"}` : "" },
     { part: "JSON.stringify of the answer", us: await mean(N, () => JSON.stringify(sample)), floorUs: null, floor: `${body.length} B` },
   ];
   const known = rows.slice(1).reduce((a, r) => a + r.us, 0);
@@ -392,7 +392,7 @@ const report: CostsReport = {
 if (process.env.COSTS_TRACE_OUT) writeFileSync(process.env.COSTS_TRACE_OUT, JSON.stringify(traceOut));
 if (process.env.COSTS_JSON) console.log(`COSTS_JSON ${JSON.stringify(report)}`);
 else {
-  const { costsMarkdown } = await import("./report.ts");
+  const { costsMarkdown } = await import("./report/costs.ts");
   console.log(`# Where a request's CPU goes (bench/costs.ts), ${report.backend}, ${last.toLocaleString("en")} contacts in the project\n`);
   console.log(`SQL: ${TRACED} requests per scenario traced; their reads replayed bare on ${bare.describe}, in the traced order.\n`);
   console.log(costsMarkdown(report));

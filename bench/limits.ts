@@ -16,10 +16,10 @@
 import { Database } from "bun:sqlite";
 import { copyFileSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { emailKey, phoneKey, searchTerms, termHead } from "../src/contacts/matching.ts";
-import { formatContactId } from "../src/contacts/service.ts";
-import { emptyAddress } from "../src/contacts/state.ts";
+import { termHead } from "../src/contacts/matching.ts";
 import { newId } from "../src/lib/ids.ts";
+import { quantile as percentile } from "./harness/report.ts";
+import { rawContact, rawEventBody } from "./harness/seed/people.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
 const TABLES = ["contacts", "contact_tags", "contact_search_terms"];
@@ -73,12 +73,6 @@ export function prepareRawCopy(seededDb: string, tmp: string, copyPath: string):
   const indexes = expected.filter((s) => s.startsWith("index ")).length;
   return `db/${files.join(", db/")} applied to a fresh file: ${TABLES.join(", ")} and their ${indexes} indexes match the seeded copy`;
 }
-
-const FIRST = ["Ada", "Grace", "Alan", "Linus", "Margaret", "Dennis", "Barbara", "Ken", "Frances", "Edsger", "Radia", "Tim"];
-const LAST = ["Lovelace", "Hopper", "Turing", "Torvalds", "Hamilton", "Ritchie", "Liskov", "Thompson", "Allen", "Dijkstra"];
-const TAG_NAMES = ["newsletter", "vip", "referral", "beta"];
-const pick = <T>(list: T[]): T => list[Math.floor(Math.random() * list.length)]!;
-const percentile = (sorted: Float64Array, q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
 
 /**
  * Inserts contacts one per transaction for `seconds` (after `warmupSeconds` not counted) into
@@ -143,18 +137,12 @@ export function rawInsertBaseline(
     }
     // The row values, as createContact/toRow derive them from a post.lua body.
     const n = next++;
-    const [f, l] = [pick(FIRST), pick(LAST)];
-    const email = `${f.toLowerCase()}.${l.toLowerCase()}.raw.${n}@example.com`;
-    const phone = `+1 415 555 ${String(Math.floor(Math.random() * 10000)).padStart(4, "0")}`;
-    const address = JSON.stringify({ ...emptyAddress(), city: "Springfield", country: "US" });
-    const contactTags = [tagIds.get(pick(TAG_NAMES))!].filter(Boolean);
-    const contactTerms = searchTerms({ firstName: f, lastName: l, businessName: null, email, contactId: formatContactId(n) });
+    const row = rawContact(n, region, tagIds);
+    const { tags: contactTags, terms: contactTerms } = row;
     const now = new Date().toISOString();
-    const values = [projectId, n, "personal", "api", f, l, email, emailKey(email), phone, phoneKey(phone, region), null, null,
-      address, typeId, 1, 0, null, "{}", now, now] as const;
-    const eventBody = serviceShape
-      ? JSON.stringify({ id: newId("evt"), event: "contact.created", apiVersion: "v1", projectId, createdAt: now, data: { contact: { contactId: formatContactId(n), firstName: f, lastName: l, email, phone, tags: TAG_NAMES.slice(0, 1), address } } })
-      : "";
+    const values = [projectId, n, "personal", "api", row.first, row.last, row.email, row.emailKey, row.phone, row.phoneKey, null, null,
+      row.address, typeId, 1, 0, null, "{}", now, now] as const;
+    const eventBody = serviceShape ? rawEventBody(newId("evt"), projectId, n, row, now) : "";
 
     const t0 = performance.now();
     begin.run();

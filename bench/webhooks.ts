@@ -10,16 +10,19 @@
  *    its arrival at the receiver (same machine, same clock), p50/p95.
  * 3. fairness: project A has 16 subscriptions on a receiver that answers after 5 s and keeps
  *    firing events; project B's one healthy subscription's event→delivery, p50/max.
- * The server's peak VmRSS over the whole run (bench/rss.ts).
+ * The server's peak VmRSS over the whole run (bench/harness/rss.ts). Server, receiver and CLI
+ * come from bench/harness/.
  *
  *   bun bench/webhooks.ts      (alone: prints the figures; npm run bench:webhooks)
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { sampleRss } from "./rss.ts";
+import { join } from "node:path";
+import { BUN, Children, crmCli, guard, startServer } from "./harness/process.ts";
+import { startReceiver } from "./harness/receiver.ts";
+import { percentile } from "./harness/report.ts";
+import { sampleRss } from "./harness/rss.ts";
 
-const ROOT = resolve(import.meta.dir, "..");
 const BACKLOG = Number(process.env.BENCH_WEBHOOK_EVENTS ?? 10_000);
 const CREATORS = Number(process.env.BENCH_WEBHOOK_CREATORS ?? 16);
 const LIVE_SECONDS = Number(process.env.BENCH_WEBHOOK_LIVE_SECONDS ?? 8);
@@ -27,67 +30,27 @@ const SLOW_SUBSCRIPTIONS = 16;
 const tmp = mkdtempSync(join(tmpdir(), "crm-bench-wh-"));
 const dbPath = join(tmp, "crm.db");
 const log = (msg: string) => console.log(`[bench:webhooks] ${msg}`);
-const hardStop = setTimeout(() => (console.error("[bench:webhooks] time limit"), cleanup(), process.exit(1)), 10 * 60_000);
-
-/** The receiver runs in its own process (bench/webhook-receiver.ts), so its answers never wait on this one. */
-const receiverProc = Bun.spawn([process.execPath, "bench/webhook-receiver.ts"], { cwd: ROOT, stdout: "pipe", stderr: "inherit" });
-const receiverPort = await (async () => {
-  const reader = receiverProc.stdout.getReader();
-  let text = "";
-  while (!text.includes("\n")) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error("the receiver did not start");
-    text += new TextDecoder().decode(value);
-  }
-  return Number(text.trim());
-})();
-
-/** One delivery as the receiver process (bench/webhook-receiver.ts) saw it. */
-export interface Arrival {
-  path: string;
-  eventId: string;
-  createdAt: number;
-  at: number;
-}
-/** Every delivery the receiver got, in arrival order (synced from it by `sync`). */
-const arrivals: Arrival[] = [];
-async function sync(): Promise<Arrival[]> {
-  const more = (await (await fetch(`http://127.0.0.1:${receiverPort}/__arrivals?from=${arrivals.length}`)).json()) as Arrival[];
-  arrivals.push(...more);
-  return arrivals;
-}
-const port = (() => {
-  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
-  const p = s.port!;
-  s.stop(true);
-  return p;
-})();
-const profile = process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
-const server = Bun.spawn([process.execPath, ...profile, "src/main.ts", "serve"], {
-  cwd: ROOT,
-  env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", CRM_DB_PATH: dbPath, CRM_ENV: "sandbox", CRM_LOG_LEVEL: "error" },
-  stdout: "pipe",
-  stderr: "inherit",
-});
-const rss = sampleRss(server.pid, 100);
-function cleanup() {
-  rss.stop();
-  server.kill(profile.length ? "SIGTERM" : "SIGKILL");
-  receiverProc.kill();
+const children = new Children();
+const cleanup = () => {
+  children.killAll();
   rmSync(tmp, { recursive: true, force: true });
-}
-
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 };
-const base = `http://127.0.0.1:${port}/v1`;
+const limit = guard({ label: "bench:webhooks", limitMs: 10 * 60_000, cleanup });
 
-function cli(args: string[]) {
-  const r = Bun.spawnSync([process.execPath, "src/main.ts", ...args, "--json"], { cwd: ROOT, env: { ...process.env, CRM_DB_PATH: dbPath, CRM_ENV: "sandbox" } });
-  if (r.exitCode !== 0) throw new Error(`crm ${args.join(" ")}: ${r.stderr}`);
-  return JSON.parse(r.stdout.toString().trim().split("\n").pop()!);
-}
+/** The receiver runs in its own process (bench/harness/receiver.ts), so its answers never wait on this one. */
+const receiver = await startReceiver({ children });
+const { arrivals, sync } = receiver;
+const profile = process.env.BENCH_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+const server = await startServer({
+  cmd: [BUN, ...profile, "src/main.ts", "serve"],
+  env: { CRM_DB_PATH: dbPath, CRM_ENV: "sandbox", CRM_LOG_LEVEL: "error" },
+  stdout: "capture",
+  children,
+});
+const port = server.port;
+const rss = sampleRss(server.proc.pid, 100);
+const base = `http://127.0.0.1:${port}/v1`;
+const cli = crmCli({ CRM_DB_PATH: dbPath, CRM_ENV: "sandbox" });
 
 /** A project with limits out of the way and a request function on its key. */
 function project(name: string) {
@@ -116,16 +79,14 @@ function createAtFullSpeed(api: Api, tag: string) {
 }
 
 try {
-  let out = "";
-  const reader = server.stdout.getReader();
-  while (!/crm_test_\w{46}/.test(out)) {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`server exited: ${out}`);
-    out += new TextDecoder().decode(value);
+  // The first start made the bootstrap project and printed its key: the database is ready for the CLI.
+  for (let i = 0; !/crm_test_\w{46}/.test(server.output()); i++) {
+    if (i > 500) throw new Error(`no bootstrap key from the server: ${server.output()}`);
+    await Bun.sleep(10);
   }
   const a = project("bench-a");
   const b = project("bench-b");
-  const rx = `http://127.0.0.1:${receiverPort}`;
+  const rx = receiver.url;
 
   // 1. Backlog drain to one subscription while creates run at full speed.
   const hook = await a("POST", "/webhooks", { url: `${rx}/one`, events: ["*"] });
@@ -213,6 +174,8 @@ try {
       `fairness max ${fairMax.toFixed(0)} ms; server peak RSS ${(result.maxRssKb / 1024).toFixed(1)} MB`,
   );
 } finally {
-  clearTimeout(hardStop);
+  limit.release();
+  rss.stop();
+  if (profile.length) await server.stop(); // SIGTERM: the profile is written on exit
   cleanup();
 }

@@ -5,27 +5,30 @@
  * Exits non-zero when open file handles grow by more than SOAK_FD_SLACK, the server logs an
  * error (every 500 does), or the server dies. Non-2xx answers are broken down by kind.
  *
- * 1. seeds SOAK_CONTACTS contacts (bench/seed.ts) into a fresh database in a temp dir;
+ * 1. seeds SOAK_CONTACTS contacts (bench/harness/seed/sqlite.ts) into a fresh database in a temp dir;
  * 2. capacity: wrk, closed loop (no pacing), SOAK_CAPACITY_SECONDS after a 3 s warm-up;
  * 3. soak: wrk paced by mixed.lua's delay() at SOAK_LOAD × capacity, in windows of
  *    SOAK_WINDOW_SECONDS (each gives its rate, p99 and peak RSS; each connection pauses
  *    connections / target s minus the last mean response time, never less than half that);
  *    file handles are counted mid-window (under
  *    load) and with the server idle before the first and after the last window (the verdict).
- * Everything on 127.0.0.1; every child is killed on exit, error, Ctrl-C and at a hard limit.
+ * Everything on 127.0.0.1 (server, load and seed from bench/harness/); every child is killed on
+ * exit, error, Ctrl-C and at a hard limit.
  *
  * A step of stress/run.ts (`soakStress`), or alone: `SOAK_MINUTES=2 bun stress/soak.ts`.
  *
  * Env: SOAK_MINUTES (20), SOAK_CONTACTS (100000), SOAK_LOAD (0.7), SOAK_CAPACITY_SECONDS (10),
  * SOAK_WINDOW_SECONDS (30), SOAK_CONNECTIONS (32), SOAK_FD_SLACK (8), SOAK_KEEP=1 keeps the temp dir.
  */
-import type { Subprocess } from "bun";
 import { Database } from "bun:sqlite";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
-import { mb, openFds, sampleRss } from "../bench/rss.ts";
-import { seed } from "../bench/seed.ts";
+import { join } from "node:path";
+import { runLoad, type LoadResult } from "../bench/harness/load.ts";
+import { Children, crmCli, guard, startServer } from "../bench/harness/process.ts";
+import { errorsOf } from "../bench/harness/report.ts";
+import { mb, openFds, sampleRss } from "../bench/harness/rss.ts";
+import { seed } from "../bench/harness/seed/sqlite.ts";
 
 const env = (name: string, fallback: number) => Number(process.env[name] ?? fallback);
 const MINUTES = env("SOAK_MINUTES", 20);
@@ -36,56 +39,22 @@ const WINDOW_SECONDS = env("SOAK_WINDOW_SECONDS", 30);
 const CONNECTIONS = env("SOAK_CONNECTIONS", 32);
 const FD_SLACK = env("SOAK_FD_SLACK", 8);
 
-const ROOT = resolve(import.meta.dir, "..");
-const BUN = process.execPath;
-const HOST = "127.0.0.1";
 const WRK = Bun.which("wrk");
-const children = new Set<Subprocess>();
+const children = new Children();
 let tmp = "";
 let dbPath = "";
 const log = (msg: string) => console.log(`[soak] ${msg}`);
 
 function cleanup() {
-  for (const proc of children) proc.kill("SIGKILL");
-  children.clear();
+  children.killAll();
   if (tmp && !process.env.SOAK_KEEP) rmSync(tmp, { recursive: true, force: true });
 }
 
-function cli(args: string[]) {
-  const r = Bun.spawnSync([BUN, "src/main.ts", ...args, "--json"], {
-    cwd: ROOT,
-    env: { ...process.env, CRM_DB_PATH: dbPath, CRM_BOOTSTRAP: "false" },
-    timeout: 30_000,
-  });
-  if (r.exitCode !== 0) throw new Error(`crm ${args.join(" ")} failed: ${r.stderr.toString()}`);
-  return JSON.parse(r.stdout.toString());
-}
+const cli = (args: string[]) => crmCli({ CRM_DB_PATH: dbPath, CRM_BOOTSTRAP: "false" }, 30_000)(args);
 
-function freePort(): number {
-  const s = Bun.serve({ port: 0, hostname: HOST, fetch: () => new Response() });
-  const port = s.port!;
-  s.stop(true);
-  return port;
-}
-
-async function startServer() {
-  const port = freePort();
-  const proc = Bun.spawn([BUN, "src/main.ts", "serve"], {
-    cwd: ROOT,
-    env: { ...process.env, PORT: String(port), HOST, CRM_DB_PATH: dbPath, CRM_BOOTSTRAP: "false", CRM_LOG_LEVEL: "warn" },
-    // Warnings and errors only (each 500 logs one): read back for the verdict.
-    stdout: Bun.file(join(tmp, "server.log")),
-    stderr: "inherit",
-  });
-  children.add(proc);
-  const url = `http://${HOST}:${port}`;
-  for (let i = 0; i < 300; i++) {
-    if (proc.exitCode !== null) throw new Error(`server exited with ${proc.exitCode}`);
-    if (await fetch(`${url}/healthz`).then((r) => r.ok, () => false)) return { proc, url };
-    await Bun.sleep(100);
-  }
-  throw new Error("server did not answer /healthz within 30 s");
-}
+/** The server on the soak's database; warnings and errors only (each 500 logs one) in server.log, read back for the verdict. */
+const start = () =>
+  startServer({ env: { CRM_DB_PATH: dbPath, CRM_BOOTSTRAP: "false", CRM_LOG_LEVEL: "warn" }, stdout: join(tmp, "server.log"), children });
 
 /** GET paths and interaction type ids for mixed.lua, from the seeded data. */
 function writeInputs() {
@@ -118,34 +87,14 @@ function writeInputs() {
   return files;
 }
 
-interface WrkResult {
-  requests: number;
-  durationUs: number;
-  p50Us: number;
-  p99Us: number;
-  meanUs: number;
-  errors: Record<string, number>;
-  rps: number;
-}
+type WrkResult = LoadResult;
 
-async function wrk(url: string, key: string, files: ReturnType<typeof writeInputs>, seconds: number, connections: number, delayMs: number): Promise<WrkResult> {
-  const proc = Bun.spawn(
-    [WRK!, "-t", "2", "-c", String(connections), "-d", `${seconds}s`, "--timeout", "5s", "-s", "bench/wrk/mixed.lua",
-      "-H", `Authorization: Bearer ${key}`, url, "--", String(CONTACTS), files.get, files.list, files.search, files.types, delayMs.toFixed(3)],
-    { cwd: ROOT, stdout: "pipe", stderr: "pipe" },
-  );
-  children.add(proc);
-  const timer = setTimeout(() => proc.kill("SIGKILL"), (seconds + 20) * 1000);
-  const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-  clearTimeout(timer);
-  children.delete(proc);
-  const line = out.split("\n").find((l) => l.startsWith("BENCH_JSON "));
-  if (!line) throw new Error(`wrk gave no result:\n${out}\n${err}`);
-  const r = JSON.parse(line.slice("BENCH_JSON ".length));
-  return { ...r, rps: r.requests / (r.durationUs / 1e6) };
-}
-
-const errorsOf = (r: WrkResult) => Object.values(r.errors).reduce((a, b) => a + b, 0);
+/** bench/wrk/mixed.lua through bench/harness/load.ts: 2 threads, each connection pausing `delayMs` between requests. */
+const wrk = (url: string, key: string, files: ReturnType<typeof writeInputs>, seconds: number, connections: number, delayMs: number) =>
+  runLoad({
+    url, key, source: "MIXED", seconds, threads: 2, connections, wrk: WRK, children,
+    script: { file: "mixed.lua", args: [String(CONTACTS), files.get, files.list, files.search, files.types, delayMs.toFixed(3)] },
+  });
 
 async function main(): Promise<number> {
   if (!WRK) throw new Error("stress/soak.ts needs wrk on PATH (apt-get install -y wrk) for its paced load");
@@ -157,7 +106,7 @@ async function main(): Promise<number> {
   log(`seeded ${seeded.contacts} contacts in ${seeded.seconds.toFixed(1)} s`);
   const files = writeInputs();
 
-  const server = await startServer();
+  const server = await start();
   const pid = server.proc.pid;
   const rss = sampleRss(pid, 250);
   const alive = () => server.proc.exitCode === null;
@@ -238,30 +187,16 @@ async function main(): Promise<number> {
 export async function soakStress(): Promise<boolean> {
   tmp = mkdtempSync(join(tmpdir(), "crm-soak-"));
   dbPath = join(tmp, "crm.db");
-  const hardLimitMs = (MINUTES + 10) * 60_000;
-  const hardLimit = setTimeout(() => {
-    console.error(`[soak] hard time limit of ${hardLimitMs / 60_000} min reached`);
-    cleanup();
-    process.exit(1);
-  }, hardLimitMs);
-  const onSignal = () => (cleanup(), process.exit(130));
-  process.on("SIGINT", onSignal);
-  process.on("SIGTERM", onSignal);
+  const limit = guard({ label: "soak", limitMs: (MINUTES + 10) * 60_000, cleanup });
   try {
     return (await main()) === 0;
   } catch (error) {
     console.error("[soak] failed:", error);
     return false;
   } finally {
-    for (const proc of [...children]) {
-      proc.kill("SIGTERM");
-      const exited = await Promise.race([proc.exited.then(() => true), Bun.sleep(5000).then(() => false)]);
-      if (!exited) proc.kill("SIGKILL");
-    }
+    await children.stopAll();
     cleanup();
-    clearTimeout(hardLimit);
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
+    limit.release();
   }
 }
 

@@ -6,11 +6,11 @@
  * once, interleaved. Nobody runs ANALYZE: the server keeps its own statistics
  * (src/storage/sqlite/statistics.ts), so the figures are what users get.
  *
- * Names follow a skewed (Zipf-like) frequency over the lists of bench/seed.ts, so 3-letter
+ * Names follow a skewed (Zipf-like) frequency over the lists of ./people.ts, so 3-letter
  * prefixes of common names (mar, jam, smi…) match many thousands of contacts.
  * Deterministic: the same counts give the same requests in the same order per project.
  */
-import { CITIES, FIRST, STREETS, TAGS, TYPE_SHARE, drawPerson, prng } from "./seed.ts";
+import { CITIES, FIRST, STREETS, TAGS, TYPE_SHARE, drawPerson, prng } from "./people.ts";
 
 export interface ApiSeedProject {
   id: string;

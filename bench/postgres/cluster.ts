@@ -9,7 +9,7 @@
  * A small detached shell (the reaper) holds a pipe to this process: when this process ends
  * in any way (kill -9 included), it stops the cluster and removes its folder.
  *
- * CPU: procTicks(pid) (bench/load.ts, re-exported here) is utime+stime of one process (all its threads) from /proc/<pid>/stat;
+ * CPU: procTicks(pid) (bench/harness/load.ts, re-exported here) is utime+stime of one process (all its threads) from /proc/<pid>/stat;
  * postgresTicks(pid) is the postmaster's own and reaped children's time plus that of every
  * live child (backends, WAL writer, checkpointer…), in clock ticks (CLK_TCK a second).
  */
@@ -18,9 +18,9 @@ import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startReaper } from "../test/helpers/postgres.ts";
-import { freePort } from "../test/helpers/spawn.ts";
-import { statFields } from "./load.ts";
+import { startReaper } from "../../test/helpers/postgres.ts";
+import { freePort } from "../harness/process.ts";
+import { statFields } from "../harness/load.ts";
 
 const HOST = "127.0.0.1";
 const USER = "crm";
@@ -101,7 +101,7 @@ export async function startBenchCluster(options: { synchronousCommit: string; sl
   }
 }
 
-export { CLK_TCK, procTicks, ticksToUs } from "./load.ts";
+export { CLK_TCK, procTicks, ticksToUs } from "../harness/load.ts";
 
 /** The postmaster's CPU (its own, its reaped children's) plus every live child's. */
 export function postgresTicks(postmaster: number): number {

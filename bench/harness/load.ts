@@ -1,7 +1,8 @@
 /**
- * One load run against a running server, shared by bench/run.ts (SQLite) and
- * bench/postgres.ts: wrk with a script of bench/wrk/, or bench/loadgen.ts when wrk is not
- * installed. Both print one BENCH_JSON line (bench/wrk/report.lua), parsed here.
+ * One load run against a running server, shared by bench/run.ts (SQLite), bench/postgres.ts
+ * and stress/soak.ts: wrk with a script of bench/wrk/, or bench/loadgen.ts when wrk is not
+ * installed. Both print one BENCH_JSON line (bench/wrk/report.lua), parsed here. Also the
+ * CPU a process used (/proc/<pid>/stat), read around the measured seconds.
  *
  * `ports` spreads wrk's threads over several servers on the host of `url` (bench/wrk/split.lua:
  * thread i talks to the i-th of url's port and `ports`, round robin), for several nodes on
@@ -9,10 +10,8 @@
  */
 import type { Subprocess } from "bun";
 import { readFileSync } from "node:fs";
-import { resolve } from "node:path";
-import type { CostsReport } from "./report.ts";
-
-const ROOT = resolve(import.meta.dir, "..");
+import { ROOT } from "./process.ts";
+import { jsonLine } from "./report.ts";
 
 export interface LoadResult {
   requests: number;
@@ -20,6 +19,7 @@ export interface LoadResult {
   p50Us: number;
   p95Us: number;
   p99Us: number;
+  meanUs: number;
   errors: Record<string, number>;
   rps: number;
 }
@@ -29,6 +29,8 @@ export interface LoadOptions {
   key: string | null;
   /** A file of GET paths, "POST" (new contacts) or "INTERACTIONS" (logs on random contacts). */
   source: string;
+  /** Instead of `source`: a script of bench/wrk/ and its arguments (wrk only; stress/soak.ts's mixed.lua). */
+  script?: { file: string; args: string[] };
   seconds: number;
   threads: number;
   connections: number;
@@ -46,11 +48,13 @@ export interface LoadOptions {
 export async function runLoad(o: LoadOptions): Promise<LoadResult> {
   const auth = `Bearer ${o.key ?? "none"}`;
   const [script, args] =
-    o.source === "POST" ? ["post.lua", []]
+    o.script ? [o.script.file, o.script.args]
+    : o.source === "POST" ? ["post.lua", []]
     : o.source === "INTERACTIONS" ? ["interaction.lua", [String(o.contacts ?? 1), o.typesFile ?? ""]]
     : ["get.lua", [o.source]];
   const split = (o.ports?.length ?? 0) > 0;
   if (split && !o.wrk) throw new Error("load over several servers needs wrk (bench/wrk/split.lua)");
+  if (o.script && !o.wrk) throw new Error(`bench/wrk/${o.script.file} needs wrk`);
   const cmd = o.wrk
     ? [o.wrk, "-t", String(o.threads), "-c", String(o.connections), "-d", `${o.seconds}s`, "--timeout", "5s",
        "-s", `bench/wrk/${split ? "split.lua" : script}`, "-H", `Authorization: ${auth}`, o.url, ...(args.length ? ["--", ...args] : [])]
@@ -65,9 +69,8 @@ export async function runLoad(o: LoadOptions): Promise<LoadResult> {
   const [out, err] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   clearTimeout(timer);
   o.children?.delete(proc);
-  const line = out.split("\n").find((l) => l.startsWith("BENCH_JSON "));
-  if (!line) throw new Error(`load generator gave no result:\n${out}\n${err}`);
-  const r = JSON.parse(line.slice("BENCH_JSON ".length));
+  const r = jsonLine(out, "BENCH_JSON");
+  if (!r) throw new Error(`load generator gave no result:\n${out}\n${err}`);
   return { ...r, rps: r.requests / (r.durationUs / 1e6) };
 }
 
@@ -93,26 +96,3 @@ export function procTicks(pid: number): number {
 
 /** Ticks → microseconds. */
 export const ticksToUs = (ticks: number) => (ticks * 1e6) / CLK_TCK;
-
-// ---------- bench/costs.ts as a child ----------
-
-/**
- * bench/costs.ts as a child (`db`: a copy of the seeded file, or "-" with CRM_DATABASE_URL
- * in `env`); its COSTS_JSON report. Its stderr is passed through; killed after `timeoutMs`.
- */
-export async function runCosts(o: { db: string; projectId: string; key: string; env?: Record<string, string>; children?: Set<Subprocess>; timeoutMs?: number }): Promise<CostsReport> {
-  const proc = Bun.spawn([process.execPath, "bench/costs.ts", o.db, o.projectId, o.key], {
-    cwd: ROOT,
-    env: { ...process.env, ...o.env, COSTS_JSON: "1" },
-    stdout: "pipe",
-    stderr: "inherit",
-  });
-  o.children?.add(proc);
-  const timer = setTimeout(() => proc.kill("SIGKILL"), o.timeoutMs ?? 10 * 60_000);
-  const [out, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
-  clearTimeout(timer);
-  o.children?.delete(proc);
-  const line = out.split("\n").find((l) => l.startsWith("COSTS_JSON "));
-  if (code !== 0 || !line) throw new Error(`bench/costs.ts exited with ${code}: ${out.slice(-2000)}`);
-  return JSON.parse(line.slice("COSTS_JSON ".length));
-}

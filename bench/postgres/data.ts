@@ -1,12 +1,12 @@
 /**
- * The PostgreSQL bench's data and report helpers (bench/postgres.ts): request paths drawn
- * from the measured project, pg_stat_statements' top statements, planner statistics and
- * the log summaries.
+ * The PostgreSQL bench's data helpers (bench/postgres.ts): request paths drawn from the
+ * measured project, pg_stat_statements' top statements, planner statistics and the log
+ * summaries (bench/report/postgres.ts prints them).
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
-import type { LoadResult } from "./load.ts";
+import type { LoadResult } from "../harness/load.ts";
 // ---------- data for the scenarios ----------
 
 export const client = async (url: string) => {
@@ -70,15 +70,21 @@ export interface Measured {
   pgUs: number;
 }
 
-export const ms = (us: number) => (us / 1000).toFixed(2);
-export const f0 = (n: number) => n.toFixed(0);
-export const errorsOf = (r: LoadResult) => Object.values(r.errors).reduce((a, b) => a + b, 0);
+/** A row of pg_stat_statements (times in ms). */
+export interface Statement {
+  query: string;
+  calls: number;
+  total: number;
+  mean: number;
+  max: number;
+  rows: number;
+}
 
 /** pg_stat_statements of the bench database since the last reset: the statements that took the most time. */
-export async function topStatements(url: string, limit: number) {
+export async function topStatements(url: string, limit: number): Promise<Statement[]> {
   const db = await client(url);
   try {
-    const { rows } = await db.query<{ query: string; calls: number; total: number; mean: number; max: number; rows: number }>(
+    const { rows } = await db.query<Statement>(
       `SELECT query, calls::float8 AS calls, total_exec_time AS total, mean_exec_time AS mean, max_exec_time AS max, rows::float8 AS rows
        FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
        ORDER BY total_exec_time DESC LIMIT $1`,
@@ -152,6 +158,4 @@ export function postgresLogSummary(lines: string[]): string[] {
   }
   return [...counts].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${n} × ${k}`);
 }
-
-// ---------- main ----------
 

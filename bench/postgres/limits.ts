@@ -15,10 +15,10 @@
  * query as the worker saw it.
  */
 import pg from "pg";
-import { emailKey, phoneKey, searchTerms, termHead } from "../src/contacts/matching.ts";
-import { formatContactId } from "../src/contacts/service.ts";
-import { emptyAddress } from "../src/contacts/state.ts";
-import { newId } from "../src/lib/ids.ts";
+import { termHead } from "../../src/contacts/matching.ts";
+import { newId } from "../../src/lib/ids.ts";
+import { quantile as percentile } from "../harness/report.ts";
+import { rawContact, rawEventBody } from "../harness/seed/people.ts";
 
 const TABLES = ["contacts", "contact_tags", "contact_search_terms", "events"] as const;
 
@@ -94,11 +94,6 @@ export async function prepareRawTables(url: string): Promise<string> {
   }
 }
 
-const FIRST = ["Ada", "Grace", "Alan", "Linus", "Margaret", "Dennis", "Barbara", "Ken", "Frances", "Edsger", "Radia", "Tim"];
-const LAST = ["Lovelace", "Hopper", "Turing", "Torvalds", "Hamilton", "Ritchie", "Liskov", "Thompson", "Allen", "Dijkstra"];
-const TAG_NAMES = ["newsletter", "vip", "referral", "beta"];
-const pick = <T>(list: T[]): T => list[Math.floor(Math.random() * list.length)]!;
-const percentile = (sorted: Float64Array, q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
 
 /** Runs `op` on `workers` pooled connections for the warm-up, then for the measured seconds. */
 async function timed(db: pg.Pool, o: RawOptions, op: (client: pg.PoolClient) => Promise<void>) {
@@ -152,12 +147,8 @@ export async function rawInserts(url: string, projectId: string, o: RawOptions &
     const r = await timed(db, o, async (client) => {
       // The row values, as createContact/toRow derive them from a post.lua body.
       let n = next++;
-      const [f, l] = [pick(FIRST), pick(LAST)];
-      const email = `${f.toLowerCase()}.${l.toLowerCase()}.raw.${n}@example.com`;
-      const phone = `+1 415 555 ${String(Math.floor(Math.random() * 10000)).padStart(4, "0")}`;
-      const address = JSON.stringify({ ...emptyAddress(), city: "Springfield", country: "US" });
-      const contactTags = [tagIds.get(pick(TAG_NAMES))].filter((t): t is string => !!t);
-      const contactTerms = searchTerms({ firstName: f, lastName: l, businessName: null, email, contactId: formatContactId(n) });
+      const row = rawContact(n, project.default_region, tagIds);
+      const { tags: contactTags, terms: contactTerms } = row;
       const now = new Date().toISOString();
       await client.query("BEGIN");
       try {
@@ -173,8 +164,8 @@ export async function rawInserts(url: string, projectId: string, o: RawOptions &
           `INSERT INTO raw.contacts (project_id, contact_number, identity_type, source, first_name, last_name, email, email_key,
              phone, phone_key, business_name, website, address, contact_type_id, subscribed, sms_subscribed, notes, custom_fields,
              created_at, updated_at) VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20) RETURNING id`,
-          [projectId, n, "personal", "api", f, l, email, emailKey(email), phone, phoneKey(phone, project.default_region), null, null,
-            address, typeId, 1, 0, null, "{}", now, now],
+          [projectId, n, "personal", "api", row.first, row.last, row.email, row.emailKey, row.phone, row.phoneKey, null, null,
+            row.address, typeId, 1, 0, null, "{}", now, now],
         );
         for (const tagId of contactTags) {
           await client.query("INSERT INTO raw.contact_tags (contact_id, tag_id, updated_at, contact_number) VALUES ($1, $2, $3, $4)", [id, tagId, now, n]);
@@ -186,8 +177,7 @@ export async function rawInserts(url: string, projectId: string, o: RawOptions &
           );
         }
         if (o.serviceShape) {
-          const body = JSON.stringify({ id: newId("evt"), event: "contact.created", apiVersion: "v1", projectId, createdAt: now,
-            data: { contact: { contactId: formatContactId(n), firstName: f, lastName: l, email, phone, tags: TAG_NAMES.slice(0, 1), address } } });
+          const body = rawEventBody(newId("evt"), projectId, n, row, now);
           await client.query("INSERT INTO raw.events (id, project_id, type, body, created_at) VALUES ($1, $2, $3, $4, $5)", [newId("evt"), projectId, "contact.created", body, now]);
         }
         await client.query("COMMIT");
