@@ -14,12 +14,23 @@
  * drawn from the seed, never after a wall-clock time, so every kill lands on live traffic of
  * every kind however slow the machine is; what the scheduler does meanwhile (which request
  * is on the wire at the kill) is the only part a seed cannot fix.
+ *
+ * The server and the receiver come from bench/harness/ (the receiver in a process of its own);
+ * the writers are in ./crash-loop/writers.ts, the checks in ./crash-loop/verify.ts.
  */
-import { newDbDir, removeDir, spawnServer, type ServerProcess } from "../test/helpers/process.ts";
-import { distinct, startReceiver, type Receiver } from "../test/helpers/receiver.ts";
-import { BUN, runCommand } from "../test/helpers/spawn.ts";
-import { until } from "../test/helpers/until.ts";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Children, crmCli, startServer } from "../bench/harness/process.ts";
+import { startReceiver } from "../bench/harness/receiver.ts";
+import { databaseEnv, releaseDatabases } from "../test/helpers/postgres.ts";
 import { seededRandom } from "../test/helpers/random.ts";
+import { until } from "../test/helpers/until.ts";
+import { CrashRun, type Acknowledged, type Live } from "./crash-loop/state.ts";
+import { verifyAcknowledged, verifyEvents } from "./crash-loop/verify.ts";
+import { servedItsShare, writer } from "./crash-loop/writers.ts";
+
+export type { Acknowledged };
 
 /** The seed when neither the caller nor CRASH_LOOP_SEED gives one. */
 export const DEFAULT_SEED = 20_240_611;
@@ -60,13 +71,6 @@ export interface CrashLoopOptions {
   log?: (line: string) => void;
 }
 
-export interface Acknowledged {
-  creates: number;
-  patches: number;
-  interactions: number;
-  total: number;
-}
-
 export interface CrashLoopFigures {
   seed: number;
   kills: number;
@@ -100,34 +104,11 @@ export interface CrashLoopResult {
   problems: string[];
 }
 
-
-interface Ack {
-  gen: number;
-}
-interface CreateAck extends Ack {
-  contactId: string;
-  email: string;
-}
-interface PatchAck extends Ack {
-  contactId: string;
-  notes: string;
-  seq: number;
-}
-interface InteractionAck extends Ack {
-  contactId: string;
-  id: string;
-}
-
-interface Live {
-  gen: number;
-  server: ServerProcess;
-}
-
 export async function runCrashLoop(opts: CrashLoopOptions): Promise<CrashLoopResult> {
   const started = Date.now();
   const seed = opts.seed ?? crashLoopSeed();
-  // One stream for the kills, one per writer: a writer's choices do not depend on how the
-  // scheduler interleaves the writers.
+  // One stream for the kills, one per writer (./crash-loop/writers.ts): a writer's choices do
+  // not depend on how the scheduler interleaves the writers.
   const rand = seededRandom(seed);
   const log = opts.log ?? (() => {});
   const writerCount = opts.writers ?? 4;
@@ -135,99 +116,50 @@ export async function runCrashLoop(opts: CrashLoopOptions): Promise<CrashLoopRes
   const maxWrites = opts.maxWritesPerLife ?? 150;
   const minEachKind = opts.minEachKindPerLife ?? 3;
   const writeTargets = Array.from({ length: opts.kills + 1 }, () => minWrites + Math.floor(rand() * (maxWrites - minWrites + 1)));
-  const problems: string[] = [];
-  const problem = (p: string) => {
-    if (problems.length < 200) problems.push(p);
-  };
+  const run = new CrashRun();
+  const children = new Children();
 
-  const dir = newDbDir("crm-crash-loop-");
+  const dir = mkdtempSync(join(tmpdir(), "crm-crash-loop-"));
   // Answers 200, now and then slowly, so some kills cut deliveries on the wire.
-  const rx: Receiver = await startReceiver({ status: 200, maxRandomDelayMs: 60 });
-  const servers: ServerProcess[] = [];
-  let live: Live | null = null;
-  /** Resolves when writers may reach a process again (set with `live`). */
-  let liveGate: Promise<void> = new Promise(() => {});
-  let openGate = () => {};
-  const setLive = (l: Live | null) => {
-    live = l;
-    if (l) openGate();
-    else liveGate = new Promise<void>((r) => (openGate = r));
-  };
-  setLive(null);
+  const rx = await startReceiver({ maxRandomDelayMs: 60, children });
   let starts = 0;
 
-  const creates: CreateAck[] = [];
-  const patches: PatchAck[] = [];
-  const interactions: InteractionAck[] = [];
-  /** Per contact: the highest patch seq ever sent (acknowledged or not). */
-  const maxPatchSeqSent = new Map<string, number>();
-  let unanswered = 0;
-  let serverErrors = 0;
-  const otherStatuses: Record<string, number> = {};
-  let key = "";
-
-  /** Starts a process; writers reach it only once `live` is set (after the checks of a restart). */
-  const start = async (): Promise<Live> => {
-    const server = await spawnServer(dir, CRASH_ENV);
-    servers.push(server);
+  /**
+   * Starts a process on the folder's database (`dir/crm.db`; CRM_TEST_BACKEND=postgres: the
+   * folder's PostgreSQL database, the same one on every start); writers reach it only once
+   * `live` is set (after the checks of a restart).
+   */
+  const start = async (): Promise<Live & { printedKey: string | null }> => {
+    const server = await startServer({
+      env: { ...(await databaseEnv(dir, CRASH_ENV)), ...CRASH_ENV }, stdout: "capture", stderr: "capture", ready: "/readyz", strict: true, children,
+    });
     starts++;
-    return { gen: starts, server };
+    // The bootstrap key, when printed, is written before the server listens.
+    await Bun.sleep(50);
+    return { gen: starts, server, printedKey: server.output().match(/crm_(live|test)_[A-Za-z0-9]{46}/)?.[0] ?? null };
   };
   const kill9 = async (l: Live) => {
-    setLive(null);
+    run.setLive(null);
     l.server.proc.kill("SIGKILL");
-    await l.server.exited;
+    await l.server.proc.exited;
   };
-  const request = async (l: Live, method: string, path: string, body?: unknown) => {
-    const res = await fetch(l.server.baseUrl + path, {
-      method,
-      headers: { Authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "Content-Type": "application/json" }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    let json: any;
-    try {
-      json = JSON.parse(text);
-    } catch {
-      json = undefined;
-    }
-    return { status: res.status, json, text };
-  };
-  /** A read on the current process; reads are never cut by a kill (no kill runs meanwhile). */
-  const read = async (l: Live, path: string) => {
-    const res = await request(l, "GET", path);
-    if (res.status !== 200) throw new Error(`GET ${path}: ${res.status} ${res.text.slice(0, 300)}`);
-    return res.json;
-  };
-  const walk = async (l: Live, path: string) => {
-    const items: any[] = [];
-    let cursor: string | null = null;
-    for (;;) {
-      const sep = path.includes("?") ? "&" : "?";
-      const page: any = await read(l, `${path}${sep}limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
-      items.push(...page.data);
-      if (!page.pagination.hasMore) return items;
-      cursor = page.pagination.nextCursor;
-    }
-  };
+  const share = (gen: number) => servedItsShare(run, gen, writeTargets[gen - 1]!, minEachKind, opts.lifeTimeoutMs ?? 30_000);
 
   try {
     // ---- First start: key, unlimited rates, a subscription to every event ----
     const first = await start();
-    if (!first.server.printedKey) throw new Error("no bootstrap key printed on first start");
-    key = first.server.printedKey;
-    const ping = await read(first, "/ping");
-    await runCommand(
-      [BUN, "src/main.ts", "project", "update", ping.projectId, "--rate-limit-per-minute", "1000000", "--contact-creates-per-hour", "1000000", "--json"],
-      { env: first.server.env }, // the server's own database (CRM_TEST_BACKEND=postgres: its PostgreSQL database)
-    );
-    const hook = await request(first, "POST", "/webhooks", { url: rx.url, events: ["*"], description: "crash loop" });
+    if (!first.printedKey) throw new Error("no bootstrap key printed on first start");
+    run.key = first.printedKey;
+    const ping = await run.read(first, "/ping");
+    // The server's own database (CRM_TEST_BACKEND=postgres: its PostgreSQL database).
+    crmCli(first.server.env)(["project", "update", ping.projectId, "--rate-limit-per-minute", "1000000", "--contact-creates-per-hour", "1000000"]);
+    const hook = await run.request(first, "POST", "/webhooks", { url: `${rx.url}/hook`, events: ["*"], description: "crash loop" });
     if (hook.status !== 201) throw new Error(`POST /webhooks: ${hook.status} ${hook.text}`);
     const hookId: string = hook.json.id;
     // The server sees the CLI's project settings within 2 s (decisions §1): wait for them.
     await until(
       async () => {
-        const res = await fetch(`${first.server.baseUrl}/ping`, { headers: { Authorization: `Bearer ${key}` } });
+        const res = await fetch(`${first.server.url}/v1/ping`, { headers: { Authorization: `Bearer ${run.key}` } });
         await res.arrayBuffer();
         return res.headers.get("ratelimit-limit") === "1000000";
       },
@@ -235,238 +167,55 @@ export async function runCrashLoop(opts: CrashLoopOptions): Promise<CrashLoopRes
     );
 
     // ---- Writers ----
-    let done = false;
-    /** Acknowledged writes per process (index: gen - 1). */
-    const perLife: Acknowledged[] = [];
-    const lifeOf = (gen: number) => (perLife[gen - 1] ??= { creates: 0, patches: 0, interactions: 0, total: 0 });
-    let acked = () => {};
-    setLive(first);
-    const writer = async (w: number) => {
-      const mine: string[] = [];
-      const choose = seededRandom(seed + 7919 * (w + 1));
-      let seq = 0;
-      while (!done) {
-        const l = live;
-        if (!l) {
-          await liveGate;
-          continue;
-        }
-        seq++;
-        const r = choose();
-        const op = mine.length === 0 || r < 0.4 ? "create" : r < 0.75 ? "patch" : "interaction";
-        const contactId = mine[Math.floor(choose() * mine.length)]!;
-        let method = "POST";
-        let path = "/contacts";
-        let body: Record<string, unknown>;
-        if (op === "create") {
-          body = { firstName: "Crash", lastName: `w${w}c${seq}`, email: `w${w}c${seq}@crash.example.com` };
-        } else if (op === "patch") {
-          method = "PATCH";
-          path = `/contacts/${contactId}`;
-          body = { notes: `w${w}p${seq}` };
-          // Patches of one contact come from this writer only, one at a time: their seqs increase.
-          maxPatchSeqSent.set(contactId, seq);
-        } else {
-          path = `/contacts/${contactId}/interactions`;
-          body = { type: "note", note: `w${w}i${seq}`, uniqueIdentifier: `w${w}i${seq}` };
-        }
-        let res;
-        try {
-          res = await request(l, method, path, body);
-        } catch {
-          // Cut by a kill: the next process comes up through the gate.
-          unanswered++;
-          continue;
-        }
-        if (res.status >= 200 && res.status < 300) {
-          const life = lifeOf(l.gen);
-          life.total++;
-          if (op === "create") life.creates++;
-          else if (op === "patch") life.patches++;
-          else life.interactions++;
-          acked();
-          if (op === "create") {
-            mine.push(res.json.contactId);
-            creates.push({ gen: l.gen, contactId: res.json.contactId, email: body.email as string });
-          } else if (op === "patch") {
-            patches.push({ gen: l.gen, contactId, notes: body.notes as string, seq });
-          } else {
-            if (res.status !== 201) problem(`POST ${path} with a fresh uniqueIdentifier answered ${res.status}, expected 201`);
-            interactions.push({ gen: l.gen, contactId, id: res.json.id });
-          }
-        } else if (res.status >= 500) {
-          serverErrors++;
-          problem(`${method} ${path} answered ${res.status}: ${res.text.slice(0, 200)}`);
-        } else {
-          otherStatuses[res.status] = (otherStatuses[res.status] ?? 0) + 1;
-          problem(`${method} ${path} answered ${res.status}: ${res.text.slice(0, 200)}`);
-        }
-      }
-    };
-    const writers = Array.from({ length: writerCount }, (_, w) => writer(w));
-
-    // ---- Verification of the writes earlier processes acknowledged ----
+    run.setLive(first);
+    const writers = Array.from({ length: writerCount }, (_, w) => writer(run, w, seed));
     const verifiedInteractions = new Set<string>();
-    const verify = async (l: Live, all: boolean) => {
-      const before = (a: Ack) => all || a.gen < l.gen;
-      const listed = new Map<string, any>();
-      for (const c of await walk(l, "/contacts")) listed.set(c.contactId, c);
-      const contact = async (id: string) => {
-        // A contact patched while the list was walked may move ahead of the cursor: read it alone.
-        const fresh = await request(l, "GET", `/contacts/${id}`);
-        if (fresh.status === 200) listed.set(id, fresh.json);
-        return fresh.status === 200 ? fresh.json : null;
-      };
-      for (const c of creates.filter(before)) {
-        const got = listed.get(c.contactId) ?? (await contact(c.contactId));
-        if (!got) problem(`after start ${l.gen}: acknowledged create ${c.contactId} (start ${c.gen}) is missing`);
-        else if (got.email !== c.email) problem(`after start ${l.gen}: ${c.contactId} has email ${got.email}, acknowledged ${c.email}`);
-      }
-      const lastAck = new Map<string, PatchAck>();
-      for (const p of patches.filter(before)) if ((lastAck.get(p.contactId)?.seq ?? -1) < p.seq) lastAck.set(p.contactId, p);
-      for (const p of lastAck.values()) {
-        let got = listed.get(p.contactId);
-        const seqOf = (c: any) => (typeof c?.notes === "string" ? Number(/p(\d+)$/.exec(c.notes)?.[1] ?? -1) : -1);
-        if (!got || seqOf(got) < p.seq) got = await contact(p.contactId);
-        const s = seqOf(got);
-        if (s < p.seq || s > (maxPatchSeqSent.get(p.contactId) ?? -1))
-          problem(`after start ${l.gen}: ${p.contactId} has notes ${JSON.stringify(got?.notes)}; acknowledged ${p.notes} (start ${p.gen}) or a later one expected`);
-      }
-      const pending = interactions.filter((i) => before(i) && !verifiedInteractions.has(i.id));
-      for (const contactId of distinct(pending.map((i) => i.contactId))) {
-        const ids = new Set((await walk(l, `/contacts/${contactId}/interactions`)).map((x: any) => x.id));
-        for (const i of pending.filter((x) => x.contactId === contactId)) {
-          if (!ids.has(i.id)) problem(`after start ${l.gen}: acknowledged interaction ${i.id} on ${contactId} (start ${i.gen}) is missing`);
-          verifiedInteractions.add(i.id);
-        }
-      }
-    };
-
-    /** Resolves once process `gen` has acknowledged its target of writes, every kind among them. */
-    const servedItsShare = (gen: number) => {
-      const limit = opts.lifeTimeoutMs ?? 30_000;
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const timedOut = new Promise<void>((resolve) => {
-        timer = setTimeout(() => {
-          acked = () => {};
-          problem(`start ${gen} acknowledged ${JSON.stringify(lifeOf(gen))} in ${limit} ms, short of its ${writeTargets[gen - 1]} writes with ${minEachKind} of each kind`);
-          resolve();
-        }, limit);
-      });
-      const served = new Promise<void>((resolve) => {
-        const check = () => {
-          const life = lifeOf(gen);
-          const enough = life.total >= writeTargets[gen - 1]! && life.creates >= minEachKind && life.patches >= minEachKind && life.interactions >= minEachKind;
-          if (enough) {
-            acked = () => {};
-            resolve();
-          }
-        };
-        acked = check;
-        check();
-      });
-      return Promise.race([served, timedOut]).finally(() => clearTimeout(timer));
-    };
 
     // ---- The loop: serve a seeded number of writes, kill -9, restart, check ----
     let current: Live = first;
     for (let k = 1; k <= opts.kills; k++) {
-      await servedItsShare(current.gen);
+      await share(current.gen);
       await kill9(current);
-      const ackedSoFar = creates.length + patches.length + interactions.length;
-      current = await start();
-      if (current.server.printedKey) problem(`start ${current.gen} printed a bootstrap key: the database was not reused`);
+      const ackedSoFar = run.acknowledged();
+      const next = await start();
+      current = next;
+      if (next.printedKey) run.problem(`start ${current.gen} printed a bootstrap key: the database was not reused`);
       // Checked before the writers reach the new process, so every process lives about as long.
-      await verify(current, false);
-      log(`kill ${k}/${opts.kills}: ${ackedSoFar} writes acknowledged so far; start ${current.gen} has them all: ${problems.length === 0}`);
-      setLive(current);
+      await verifyAcknowledged(run, current, false, verifiedInteractions);
+      log(`kill ${k}/${opts.kills}: ${ackedSoFar} writes acknowledged so far; start ${current.gen} has them all: ${run.problems.length === 0}`);
+      run.setLive(current);
     }
     const lastRestart = Date.now();
-    await servedItsShare(current.gen);
-    done = true;
+    await share(current.gen);
+    run.done = true;
     await Promise.all(writers);
 
     // ---- Final: every acknowledged write, every event, every delivery ----
-    await verify(current, true);
-    const events = await walk(current, "/events");
-    const eventIds = new Set(events.map((e: any) => e.id));
-    const created = new Set(events.filter((e: any) => e.event === "contact.created").map((e: any) => e.data.contact.contactId));
-    const updatedNotes = new Set(events.filter((e: any) => e.event === "contact.updated").map((e: any) => e.data.contact.notes));
-    const logged = new Set(events.filter((e: any) => e.event === "interaction_log.created").map((e: any) => e.data.interactionLog.id));
-    for (const c of creates) if (!created.has(c.contactId)) problem(`no contact.created event for acknowledged ${c.contactId}`);
-    for (const p of patches) if (!updatedNotes.has(p.notes)) problem(`no contact.updated event for acknowledged patch ${p.contactId} notes=${p.notes}`);
-    for (const i of interactions) if (!logged.has(i.id)) problem(`no interaction_log.created event for acknowledged ${i.id}`);
-
-    // Counted incrementally, as the receiver's requests come in.
-    const delivered = new Set<string>();
-    let seen = 0;
-    let missing = eventIds.size;
-    const allDelivered = () => {
-      for (; seen < rx.requests.length; seen++) {
-        const id = rx.requests[seen]!.json?.id as string;
-        if (!delivered.has(id)) {
-          delivered.add(id);
-          if (eventIds.has(id)) missing--;
-        }
-      }
-      return missing === 0;
-    };
-    await until(allDelivered, { timeoutMs: opts.deliveryTimeoutMs ?? 30_000, intervalMs: 100, what: "every event at the receiver" }).catch(() => {});
-    const deliveryLagMs = Date.now() - lastRestart;
-    const undelivered = [...eventIds].filter((id) => !delivered.has(id));
-    if (undelivered.length > 0)
-      problem(`${undelivered.length} of ${eventIds.size} events never reached the receiver within ${opts.deliveryTimeoutMs ?? 30_000} ms, e.g. ${undelivered.slice(0, 5).join(", ")}`);
-    for (const id of delivered) if (!eventIds.has(id)) problem(`the receiver got event ${id}, which GET /events does not list`);
-
-    const deliveryIds = new Map<string, Set<string>>(); // delivery id → event ids
-    const perEvent = new Map<string, Set<string>>(); // event id → delivery ids
-    for (const r of rx.requests) {
-      const d = r.headers["x-service-delivery"] ?? "";
-      const e = r.json?.id ?? "";
-      if (!d) problem(`a delivery without X-Service-Delivery (event ${e})`);
-      (deliveryIds.get(d) ?? deliveryIds.set(d, new Set()).get(d)!).add(e);
-      (perEvent.get(e) ?? perEvent.set(e, new Set()).get(e)!).add(d);
-    }
-    for (const [d, es] of deliveryIds) if (es.size > 1) problem(`delivery id ${d} carried ${es.size} events`);
-    for (const [e, ds] of perEvent) if (ds.size > 1) problem(`event ${e} came with ${ds.size} delivery ids; one per (event, subscription) expected`);
-
-    const sub = await read(current, `/webhooks/${hookId}`);
-    if (sub.status !== "active") problem(`the subscription ended ${sub.status}: ${sub.lastFailureReason}`);
-
-    const eventsByType: Record<string, number> = {};
-    for (const e of events) eventsByType[e.event] = (eventsByType[e.event] ?? 0) + 1;
+    await verifyAcknowledged(run, current, true, verifiedInteractions);
+    const delivery = await verifyEvents(run, current, rx, hookId, opts.deliveryTimeoutMs ?? 30_000, lastRestart);
     const figures: CrashLoopFigures = {
       seed,
       kills: opts.kills,
       starts,
       acknowledged: {
-        creates: creates.length,
-        patches: patches.length,
-        interactions: interactions.length,
-        total: creates.length + patches.length + interactions.length,
+        creates: run.creates.length,
+        patches: run.patches.length,
+        interactions: run.interactions.length,
+        total: run.acknowledged(),
       },
-      perLife: Array.from({ length: starts }, (_, i) => lifeOf(i + 1)),
+      perLife: Array.from({ length: starts }, (_, i) => run.lifeOf(i + 1)),
       writeTargets,
-      unanswered,
-      serverErrors,
-      otherStatuses,
-      events: eventIds.size,
-      eventsByType,
-      receiverRequests: rx.requests.length,
-      distinctDeliveryIds: deliveryIds.size,
-      distinctEventIdsDelivered: delivered.size,
-      duplicates: rx.requests.length - deliveryIds.size,
-      deliveryLagMs,
+      unanswered: run.unanswered,
+      serverErrors: run.serverErrors,
+      otherStatuses: run.otherStatuses,
+      ...delivery,
       durationMs: Date.now() - started,
     };
-    return { figures, problems };
+    return { figures, problems: run.problems };
   } finally {
-    for (const s of servers) {
-      s.proc.kill("SIGKILL");
-      await s.exited;
-    }
-    await rx.stop();
-    removeDir(dir);
+    await children.killAllAndWait();
+    rmSync(dir, { recursive: true, force: true });
+    void releaseDatabases(dir); // its PostgreSQL database (if any), dropped in the background
   }
 }
 
