@@ -22,7 +22,7 @@ export class RateLimiter {
    * Failed authentications are counted per node either way (§13 allows it).
    */
   constructor(
-    private readonly clock: () => number = Date.now,
+    private readonly clock: () => number,
     private readonly shared?: SharedBuckets,
   ) {}
 

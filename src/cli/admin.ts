@@ -1,6 +1,7 @@
 import type { Kysely } from "kysely";
 import { AccountError, createAdmin, deleteAdmin, listAdmins, setAdminPassword } from "../admin/accounts.ts";
 import type { Database } from "../storage/schema.ts";
+import { systemClock } from "../lib/clock.ts";
 import { isoNow } from "../lib/time.ts";
 import { runtime } from "../runtime/index.ts";
 import { output, UsageError } from "./args.ts";
@@ -20,7 +21,7 @@ const asUsage = (error: unknown): never => {
 /** `crm admin create --email E [--json]` (decisions §14). */
 export async function adminCreate(db: Kysely<Database>, { values }: Input<"admin create">): Promise<void> {
   const password = await readPassword();
-  const admin = await createAdmin(db, values.email, password, isoNow()).catch(asUsage);
+  const admin = await createAdmin(db, values.email, password, isoNow(systemClock)).catch(asUsage);
   output(values.json, { id: admin.id, email: admin.email }, `Created admin ${admin.email} (${admin.id}).`);
 }
 
@@ -40,7 +41,7 @@ export async function adminDelete(db: Kysely<Database>, { values, args }: Input<
 /** `crm admin set-password --email E`: a new password from stdin; the account's sessions end. */
 export async function adminSetPassword(db: Kysely<Database>, { values }: Input<"admin set-password">): Promise<void> {
   const password = await readPassword();
-  const admin = await setAdminPassword(db, values.email, password, isoNow()).catch(asUsage);
+  const admin = await setAdminPassword(db, values.email, password, isoNow(systemClock)).catch(asUsage);
   if (!admin) throw new UsageError(`no admin with the email ${values.email}`);
   output(values.json, { id: admin.id, email: admin.email }, `Set the password of ${admin.email} (${admin.id}); its sessions are ended.`);
 }

@@ -34,7 +34,7 @@ export async function copyToPostgresCommand(config: Config, { values, args }: In
   // Opening would create an empty database: a mistyped CRM_DB_PATH must not "copy" nothing.
   if (runtime.fileSize(path) === null) throw new UsageError(`no SQLite database at ${path} (CRM_DB_PATH): nothing to copy`);
 
-  const started = Date.now();
+  const started = performance.now();
   const source = await openDatabase(path, config.CRM_SYNCHRONOUS);
   try {
     // The key check travels with the settings: written here when the file predates it, so
@@ -42,7 +42,7 @@ export async function copyToPostgresCommand(config: Config, { values, args }: In
     const secrets = existingSecretBox(config.CRM_SECRET_KEY, path);
     if (secrets) await checkSecretKey(source.db, secrets);
     const tables = await copyInto(url, source.raw);
-    const ms = Date.now() - started;
+    const ms = Math.round(performance.now() - started);
     const width = Math.max(...COPY_ORDER.map((t) => t.length));
     const lines = COPY_ORDER.map((t) => `${t.padEnd(width)}  ${count(tables[t]).padStart(11)}`);
     const rows = Object.values(tables).reduce((a, b) => a + b, 0);

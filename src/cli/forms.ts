@@ -1,5 +1,7 @@
 import type { Kysely } from "kysely";
 import type { Database } from "../storage/schema.ts";
+import { systemClock } from "../lib/clock.ts";
+import { isoNow } from "../lib/time.ts";
 import { FormFieldsError } from "../forms/fields.ts";
 import { listForms } from "../forms/repository.ts";
 import { createForm, toForm } from "../forms/service.ts";
@@ -22,7 +24,7 @@ export async function formCreate(db: Kysely<Database>, { values }: Input<"form c
   const redirectUrl = values["redirect-url"] ?? null;
   let form;
   try {
-    form = await createForm(db, { projectId, name: values.name, fields, redirectUrl });
+    form = await createForm(db, { projectId, name: values.name, fields, redirectUrl }, isoNow(systemClock));
   } catch (error) {
     if (error instanceof FormFieldsError) throw new UsageError(OPTION_OF[error.field] + error.message);
     throw error;

@@ -3,6 +3,7 @@ import { createApiKey, listApiKeys, revokeApiKey } from "../auth/keys.ts";
 import { parseScopes } from "../auth/scopes.ts";
 import type { Config } from "../config.ts";
 import type { Database } from "../storage/schema.ts";
+import { systemClock } from "../lib/clock.ts";
 import { isoNow, toIso } from "../lib/time.ts";
 import { findProject } from "../projects/service.ts";
 import { output, UsageError } from "./args.ts";
@@ -19,7 +20,7 @@ export async function keyCreate(db: Kysely<Database>, config: Config, { values }
     expiresAt = toIso(values["expires-at"]);
     if (!expiresAt) throw new UsageError("--expires-at must be an ISO 8601 time");
   }
-  const created = await createApiKey(db, { projectId, scopes, name: values.name ?? null, expiresAt, env: config.CRM_ENV });
+  const created = await createApiKey(db, { projectId, scopes, name: values.name ?? null, expiresAt, env: config.CRM_ENV, now: isoNow(systemClock) });
   output(
     values.json,
     { ...created, projectId, scopes, name: values.name ?? null, expiresAt },
@@ -30,7 +31,7 @@ export async function keyCreate(db: Kysely<Database>, config: Config, { values }
 /** `crm key revoke ID` (decisions §3). */
 export async function keyRevoke(db: Kysely<Database>, { values, args }: Input<"key revoke">): Promise<void> {
   const id = args[0]!;
-  if (!(await revokeApiKey(db, id, isoNow()))) throw new UsageError(`no key ${id}`);
+  if (!(await revokeApiKey(db, id, isoNow(systemClock)))) throw new UsageError(`no key ${id}`);
   output(values.json, { id, revoked: true }, `Revoked key ${id}.`);
 }
 

@@ -9,12 +9,12 @@ const count = (n: number) => n.toLocaleString("en-US");
  */
 export function progress(label: string, totalBytes: number | null, every = 10_000) {
   const tty = runtime.isTerminal();
-  const started = Date.now();
+  const started = performance.now();
   let lastDraw = 0;
   let nextLine = every;
 
   const line = (rows: number, bytes: number) => {
-    const seconds = Math.max((Date.now() - started) / 1000, 0.001);
+    const seconds = Math.max((performance.now() - started) / 1000, 0.001);
     const rate = `${count(Math.round(rows / seconds))} rows/s`;
     const share = totalBytes ? Math.min(bytes / totalBytes, 1) : null;
     const percent = share === null ? "" : ` ${Math.floor(share * 100)}%`;
@@ -27,7 +27,7 @@ export function progress(label: string, totalBytes: number | null, every = 10_00
   return {
     update(rows: number, bytes: number) {
       if (tty) {
-        const now = Date.now();
+        const now = performance.now();
         if (now - lastDraw < 100) return;
         lastDraw = now;
         runtime.writeStderr(`\r${line(rows, bytes)}\x1b[K`);

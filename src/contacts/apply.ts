@@ -11,9 +11,9 @@ const PLAIN_FIELDS = ["source", "firstName", "lastName", "email", "phone", "busi
  * Applies a validated create or PATCH body to a state with JSON Merge Patch semantics
  * (decisions §5): fields sent change, null clears, address and customFields merge key by
  * key, tags replace the set. Checks what needs the project's reference data and returns
- * the next state; writes nothing but tags that did not exist yet.
+ * the next state; writes nothing but tags that did not exist yet (created at `now`).
  */
-export async function applyContactInput(db: Db, projectId: string, current: ContactState, input: ContactInput): Promise<ContactState> {
+export async function applyContactInput(db: Db, projectId: string, current: ContactState, input: ContactInput, now: string): Promise<ContactState> {
   const next: ContactState = { ...current, address: { ...current.address }, customFields: { ...current.customFields } };
 
   for (const key of PLAIN_FIELDS) {
@@ -33,7 +33,7 @@ export async function applyContactInput(db: Db, projectId: string, current: Cont
   }
 
   if (input.tags !== undefined) {
-    const tags = input.tags === null ? [] : await resolveTags(db, projectId, input.tags);
+    const tags = input.tags === null ? [] : await resolveTags(db, projectId, input.tags, now);
     next.tagIds = tags.map((t) => t.id).sort();
   }
 

@@ -2,7 +2,6 @@ import { isUniqueViolation, jsonColumn } from "../storage/query.ts";
 import type { Db, NewContactRow } from "../storage/schema.ts";
 import { ApiError, notFound } from "../errors.ts";
 import { recordEvent } from "../events/record.ts";
-import { isoNow } from "../lib/time.ts";
 import { defaultContactType } from "../reference/repository.ts";
 import { applyContactInput } from "./apply.ts";
 import { emailKey, phoneKey, searchTerms } from "./matching.ts";
@@ -33,19 +32,19 @@ const UNNUMBERED = -1;
 
 /**
  * Creates a contact (interface §4.2, decisions §5) and records contact.created. `now` is
- * the service's clock (issue 11); callers outside the service (the CLI's import) leave it
- * to the system clock.
+ * read from the service's clock (issue 11), or the system's in the CLI.
  */
 export async function createContact(
   db: Db,
   projectId: string,
   input: ContactInput,
-  options: { source?: string; emitEvent?: boolean; now?: string } = {},
+  options: { source?: string; emitEvent?: boolean; now: string },
 ): Promise<Contact> {
   const blank = blankState(UNNUMBERED);
   if (options.source) blank.source = options.source;
   blank.contactTypeId = (await defaultContactType(db, projectId))?.id ?? null;
-  const state = await applyContactInput(db, projectId, blank, input);
+  const now = options.now;
+  const state = await applyContactInput(db, projectId, blank, input, now);
   if (state.contactNumber !== UNNUMBERED) throw new ApiError("ERR_FORM_VALIDATION", "contactId is set by the service.", "contactId");
   // The number and the quota last, once the input is known good: on PostgreSQL the
   // project's row stays locked from here to the commit, and creates in one project take
@@ -56,7 +55,6 @@ export async function createContact(
     throw new ApiError("ERR_QUOTA_EXCEEDED", `The project's contact quota of ${counter.contact_quota} is exhausted.`);
   }
   state.contactNumber = counter.last_contact_number;
-  const now = options.now ?? isoNow();
   const id = await repo.insertContactRow(db, { ...toRow(state, projectId, counter.default_region), created_at: now, updated_at: now });
   const keys = { id, updatedAt: now, contactNumber: state.contactNumber };
   await repo.insertContactTags(db, keys, state.tagIds);
@@ -67,11 +65,11 @@ export async function createContact(
 }
 
 /** Merge-patches a contact (decisions §5) at `now` (as createContact); a PATCH that changes nothing writes nothing. */
-export async function patchContact(db: Db, projectId: string, contactNumber: number, input: ContactInput, now = isoNow()) {
+export async function patchContact(db: Db, projectId: string, contactNumber: number, input: ContactInput, now: string) {
   const row = await repo.findContactRow(db, projectId, contactNumber);
   if (!row) throw notFound("Contact");
   const before = stateFromRow(row, jsonColumn(row.tags).map((t) => t.id));
-  const after = await applyContactInput(db, projectId, before, input);
+  const after = await applyContactInput(db, projectId, before, input, now);
   const changed = changedFields(before, after);
   if (changed.length === 0) return { contact: contactOf(row), changed };
 

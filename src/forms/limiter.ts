@@ -22,7 +22,7 @@ export class SubmissionLimiter {
   private sweptAt: number;
 
   constructor(
-    private readonly clock: () => number = Date.now,
+    private readonly clock: () => number,
     readonly perFormPerMinute = 10,
     readonly perAddressPerMinute = 60,
     readonly maxEntries = MAX_LIMITER_ENTRIES,

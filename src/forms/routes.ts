@@ -36,7 +36,7 @@ type FormsEnv = AppEnv & { Variables: { submission: Submission } };
  * post gets HTML or a 303, and its errors too, rendered through the one error handler of
  * createApp (`renderError`, set by `formErrorPages`, which createApp mounts first).
  */
-export function formRoutes(limiter = new SubmissionLimiter()): OpenAPIHono<FormsEnv> {
+export function formRoutes(limiter?: SubmissionLimiter): OpenAPIHono<FormsEnv> {
   const app = new OpenAPIHono<FormsEnv>();
   app.openapi({ ...submissionRoute, middleware: [limitBodies(), submissionGate(limiter), submissionTransaction] }, async (c) => {
     const { deps, submission } = c.var;
@@ -106,14 +106,18 @@ export function formErrorPages(): MiddlewareHandler<FormsEnv> {
  * Runs before the validators, in this order: an unknown form is 404 before any limiter
  * state is made for it (decisions §16); then the per-address limit (10 a minute per form,
  * 60 in all; decisions §9), the content type (415), and the body (its size already judged
- * by src/http/body-limit.ts), read once and left for the validators.
+ * by src/http/body-limit.ts), read once and left for the validators. The limiter, unless
+ * given, is made at the first submission, on the service's clock (issue 11).
  */
-function submissionGate(limiter: SubmissionLimiter): MiddlewareHandler<FormsEnv> {
+function submissionGate(given?: SubmissionLimiter): MiddlewareHandler<FormsEnv> {
+  let limiter = given;
   return async function submissionGate(c, next) {
     const submission = c.var.submission;
     const form = await findForm(c.get("deps").db, c.req.param("formId") ?? "");
     if (!form) throw notFound("Form");
     submission.form = form;
+    const clock = c.get("deps").clock;
+    limiter ??= new SubmissionLimiter(() => clock.now());
     const decision = limiter.check(c.get("clientAddress"), form.id);
     if (!decision.allowed) {
       throw new ApiError("ERR_RATE_LIMITED", "Too many submissions from this address; retry after the time in Retry-After.", undefined, {

@@ -1,11 +1,12 @@
 import { z } from "@hono/zod-openapi";
-import { systemClock, type Clock } from "./clock.ts";
+import type { Clock } from "./clock.ts";
 
 /**
  * The one timestamp format of the service: ISO 8601 UTC with milliseconds (sortable as
- * text). The running service passes its clock (src/lib/clock.ts); the CLI takes the system's.
+ * text). Always read from a clock given (src/lib/clock.ts): the running service's, or the
+ * system's in the CLI; never the wall clock behind the service's back (issue 11).
  */
-export function isoNow(clock: Clock = systemClock): string {
+export function isoNow(clock: Clock): string {
   return new Date(clock.now()).toISOString();
 }
 

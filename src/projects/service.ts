@@ -1,7 +1,6 @@
 import type { Db } from "../storage/schema.ts";
 import { DEFAULT_CONTACT_CREATES_PER_HOUR, DEFAULT_REQUESTS_PER_MINUTE } from "../auth/limits.ts";
 import { newId } from "../lib/ids.ts";
-import { isoNow } from "../lib/time.ts";
 
 export interface ProjectSettings {
   contactQuota?: number | null;
@@ -18,8 +17,8 @@ const DEFAULT_CONTACT_TYPES = [
 ];
 const DEFAULT_INTERACTION_TYPES = ["Call", "Email", "Meeting", "Message"];
 
-export async function createProject(db: Db, name: string, settings: ProjectSettings = {}) {
-  const now = isoNow();
+/** A project with its reference data (decisions §3, §4), created at `now` (the caller's clock). */
+export async function createProject(db: Db, name: string, now: string, settings: ProjectSettings = {}) {
   const id = newId("prj");
   await db
     .insertInto("projects")
@@ -53,8 +52,8 @@ export async function createProject(db: Db, name: string, settings: ProjectSetti
   return (await findProject(db, id))!;
 }
 
-export async function updateProject(db: Db, id: string, settings: ProjectSettings & { name?: string }) {
-  const patch: Record<string, unknown> = { updated_at: isoNow() };
+export async function updateProject(db: Db, id: string, settings: ProjectSettings & { name?: string }, now: string) {
+  const patch: Record<string, unknown> = { updated_at: now };
   if (settings.name !== undefined) patch.name = settings.name;
   if (settings.contactQuota !== undefined) patch.contact_quota = settings.contactQuota;
   if (settings.rateLimitPerMinute !== undefined) patch.rate_limit_per_minute = settings.rateLimitPerMinute;

@@ -3,7 +3,6 @@ import { keysetAfter } from "../storage/keyset.ts";
 import { preparedQuery } from "../storage/prepared.ts";
 import type { ContactTypeRow, Db } from "../storage/schema.ts";
 import { newId } from "../lib/ids.ts";
-import { isoNow } from "../lib/time.ts";
 import type { CustomField } from "./custom-fields.ts";
 
 /** Keyset page ordered by name then id (decisions §4): fetches `limit + 1` rows. */
@@ -67,27 +66,27 @@ export async function findInteractionType(db: Db, projectId: string, id: string)
   return (await interactionTypeById(db, projectId, id))[0];
 }
 
-export async function createContactType(db: Db, projectId: string, name: string, category: string, isDefault = false) {
+export async function createContactType(db: Db, projectId: string, name: string, category: string, isDefault: boolean, now: string) {
   const id = newId("ct");
   if (isDefault) await db.updateTable("contact_types").set({ is_default: 0 }).where("project_id", "=", projectId).execute();
   await db
     .insertInto("contact_types")
-    .values({ id, project_id: projectId, name, category, is_default: isDefault ? 1 : 0, created_at: isoNow() })
+    .values({ id, project_id: projectId, name, category, is_default: isDefault ? 1 : 0, created_at: now })
     .execute();
   return { id, name, category, isDefault };
 }
 
-export async function createInteractionType(db: Db, projectId: string, name: string) {
+export async function createInteractionType(db: Db, projectId: string, name: string, now: string) {
   const id = newId("it");
-  await db.insertInto("interaction_types").values({ id, project_id: projectId, name, created_at: isoNow() }).execute();
+  await db.insertInto("interaction_types").values({ id, project_id: projectId, name, created_at: now }).execute();
   return { id, name };
 }
 
-export async function createCustomField(db: Db, projectId: string, title: string, type: string, options: string[] | null) {
+export async function createCustomField(db: Db, projectId: string, title: string, type: string, options: string[] | null, now: string) {
   const id = newId("cf");
   await db
     .insertInto("custom_fields")
-    .values({ id, project_id: projectId, title, type, options: options ? JSON.stringify(options) : null, created_at: isoNow() })
+    .values({ id, project_id: projectId, title, type, options: options ? JSON.stringify(options) : null, created_at: now })
     .execute();
   return { id, title, type, options };
 }
@@ -100,8 +99,8 @@ const tagByNameKey = preparedQuery<[string, string], { id: string; name: string 
   db.selectFrom("tags").select(["id", "name"]).where("project_id", "=", projectId).where("name_key", "=", nameKey),
 );
 
-/** Tags by id, or by name case-insensitively; unknown names are created (interface §2.1 rule 3). */
-export async function resolveTags(db: Db, projectId: string, refs: string[]): Promise<Array<{ id: string; name: string }>> {
+/** Tags by id, or by name case-insensitively; unknown names are created at `now` (interface §2.1 rule 3). */
+export async function resolveTags(db: Db, projectId: string, refs: string[], now: string): Promise<Array<{ id: string; name: string }>> {
   const out = new Map<string, { id: string; name: string }>();
   for (const ref of refs) {
     const byId = ref.startsWith("tag_") ? (await tagById(db, projectId, ref))[0] : undefined;
@@ -115,7 +114,7 @@ export async function resolveTags(db: Db, projectId: string, refs: string[]): Pr
     // Another node may create the same name at once: the unique key keeps one, which both use (decisions §13).
     const inserted = await db
       .insertInto("tags")
-      .values({ ...tag, project_id: projectId, name_key: key, created_at: isoNow() })
+      .values({ ...tag, project_id: projectId, name_key: key, created_at: now })
       .onConflict((oc) => oc.columns(["project_id", "name_key"]).doNothing())
       .executeTakeFirst();
     const made = Number(inserted.numInsertedOrUpdatedRows ?? 0n) > 0 ? tag : (await tagByNameKey(db, projectId, key))[0]!;

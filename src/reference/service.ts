@@ -32,15 +32,15 @@ function checkName(field: "name" | "title", value: string): string {
 }
 
 /** A contact type; the name defaults to the category; a default type takes the flag from the project's previous one. */
-export async function addContactType(db: Db, projectId: string, input: { name?: string | null; category: string; isDefault?: boolean }) {
+export async function addContactType(db: Db, projectId: string, input: { name?: string | null; category: string; isDefault?: boolean }, now: string) {
   const { category } = input;
   if (!(CATEGORIES as readonly string[]).includes(category)) throw new ReferenceInputError("category", `must be one of ${CATEGORIES.join(", ")}`);
   const name = input.name == null || input.name.trim() === "" ? category : checkName("name", input.name);
-  return createContactType(db, projectId, name, category, input.isDefault ?? false);
+  return createContactType(db, projectId, name, category, input.isDefault ?? false, now);
 }
 
-export async function addInteractionType(db: Db, projectId: string, name: string) {
-  return createInteractionType(db, projectId, checkName("name", name));
+export async function addInteractionType(db: Db, projectId: string, name: string, now: string) {
+  return createInteractionType(db, projectId, checkName("name", name), now);
 }
 
 /** Comma-separated choices → the list (blanks dropped). */
@@ -51,7 +51,7 @@ export const parseOptions = (text: string | null | undefined): string[] =>
  * A custom field (decisions §4): a known type; options (comma-separated) required for
  * select, radio and multiselect and kept only for them; a title unique in the project.
  */
-export async function addCustomField(db: Db, projectId: string, input: { title: string; type: string; options?: string | null }) {
+export async function addCustomField(db: Db, projectId: string, input: { title: string; type: string; options?: string | null }, now: string) {
   const title = checkName("title", input.title);
   const { type } = input;
   if (!(CUSTOM_FIELD_TYPES as readonly string[]).includes(type)) throw new ReferenceInputError("type", `must be one of ${CUSTOM_FIELD_TYPES.join(", ")}`);
@@ -60,6 +60,6 @@ export async function addCustomField(db: Db, projectId: string, input: { title: 
   if (withOptions && list.length === 0) throw new ReferenceInputError("options", `is required for ${type}`);
   const exists = await db.selectFrom("custom_fields").select("id").where("project_id", "=", projectId).where("title", "=", title).executeTakeFirst();
   if (exists) throw new ReferenceInputError("title", `is already used by custom field ${exists.id}`);
-  const created = await createCustomField(db, projectId, title, type, withOptions ? list : null);
+  const created = await createCustomField(db, projectId, title, type, withOptions ? list : null, now);
   return { ...created, options: created.options ?? undefined, writable: !READ_ONLY_TYPES.includes(type) };
 }

@@ -49,7 +49,7 @@ export async function attemptDelivery(target: AttemptTarget, w: WebhookEnv): Pro
     ...signatureHeaders(secrets, target.deliveryId, Math.floor(now / 1000), target.body),
   };
   try {
-    return await postPinned(verdict.url, verdict.addresses[0]!, headers, target.body, w.timeoutMs);
+    return await postPinned(verdict.url, verdict.addresses[0]!, headers, target.body, w.timeoutMs, w.clock);
   } catch (error) {
     return failure(`could not send: ${(error as Error)?.message ?? String(error)}`);
   }

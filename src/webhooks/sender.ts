@@ -1,6 +1,7 @@
 import http from "node:http";
 import https from "node:https";
 import { isIP } from "node:net";
+import type { Clock } from "../lib/clock.ts";
 
 export interface SendResult {
   statusCode: number | null;
@@ -34,21 +35,22 @@ function agentFor(protocol: string, address: string): http.Agent {
   return agent;
 }
 
-/** Retry-After as seconds or an HTTP date → milliseconds from now. */
-function retryAfterMs(value: string | string[] | undefined): number | null {
+/** Retry-After as seconds or an HTTP date → milliseconds from `now` (the service's clock). */
+function retryAfterMs(value: string | string[] | undefined, now: number): number | null {
   const text = Array.isArray(value) ? value[0] : value;
   if (!text) return null;
   if (/^\d+$/.test(text.trim())) return Number(text.trim()) * 1000;
   const at = Date.parse(text);
-  return Number.isNaN(at) ? null : Math.max(0, at - Date.now());
+  return Number.isNaN(at) ? null : Math.max(0, at - now);
 }
 
 /**
  * POSTs `body` to `url`, connecting to `address` (already checked by the address policy)
  * whatever DNS says now; TLS still verifies the URL's host name. Redirects are not
- * followed: a 3xx is an answer like any other (decisions §7).
+ * followed: a 3xx is an answer like any other (decisions §7). A Retry-After date is read
+ * against `clock`, the one the retry is scheduled by.
  */
-export function postPinned(url: URL, address: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<SendResult> {
+export function postPinned(url: URL, address: string, headers: Record<string, string>, body: string, timeoutMs: number, clock: Clock): Promise<SendResult> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   const family = isIP(address) === 6 ? 6 : 4;
@@ -83,7 +85,7 @@ export function postPinned(url: URL, address: string, headers: Record<string, st
             statusCode: response.statusCode ?? null,
             error: null,
             snippet: Buffer.concat(chunks).subarray(0, 1024).toString("utf8"),
-            retryAfterMs: retryAfterMs(response.headers["retry-after"]),
+            retryAfterMs: retryAfterMs(response.headers["retry-after"], clock.now()),
           });
         response.on("end", done);
         response.on("error", done);

@@ -18,6 +18,8 @@ import { createApiKey, KeyStore } from "../../src/auth/keys.ts";
 import type { Database } from "../../src/storage/schema.ts";
 import { openDatabase } from "../../src/storage/sqlite/open.ts";
 import { createProject } from "../../src/projects/service.ts";
+import { systemClock } from "../../src/lib/clock.ts";
+import { isoNow } from "../../src/lib/time.ts";
 import { expectError, expectStatus } from "../helpers/expect.ts";
 import { startReceiver, type Receiver } from "../helpers/receiver.ts";
 import { ALL_SCOPES, makeApi, startServer, type ApiResponse, type ProjectInfo, type ServerHandle } from "../helpers/server.ts";
@@ -275,8 +277,8 @@ describe("KeyStore looks keys up by SHA-256 hash only (unit)", () => {
 
   test("one query per verification, by the key's hash, whichever character differs; the key itself is never sent to or stored in the database", async () => {
     const opened = await openDatabase(join(dir, "k.db"), "NORMAL");
-    const project = await createProject(opened.db, "unit");
-    const { key } = await createApiKey(opened.db, { projectId: project.id, scopes: ["contacts:read"], env: "sandbox" });
+    const project = await createProject(opened.db, "unit", isoNow(systemClock));
+    const { key } = await createApiKey(opened.db, { projectId: project.id, scopes: ["contacts:read"], env: "sandbox", now: isoNow(systemClock) });
     const queries: { sql: string; parameters: readonly unknown[] }[] = [];
     const logged = new Kysely<Database>({
       dialect: opened.raw.dialect,

@@ -17,6 +17,8 @@ import { openDatabase } from "../../src/storage/sqlite/open.ts";
 import type { Database } from "../../src/storage/schema.ts";
 import { ApiError } from "../../src/errors.ts";
 import { createProject } from "../../src/projects/service.ts";
+import { systemClock } from "../../src/lib/clock.ts";
+import { isoNow } from "../../src/lib/time.ts";
 import { createCustomField } from "../../src/reference/repository.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "crm-apply-"));
@@ -30,28 +32,28 @@ let fields: Record<"text" | "email" | "select" | "multiselect" | "number" | "ima
 
 beforeAll(async () => {
   ({ db, close } = await openDatabase(join(dir, "a.db"), "NORMAL"));
-  projectId = (await createProject(db, "apply")).id;
-  otherProjectId = (await createProject(db, "other")).id;
+  projectId = (await createProject(db, "apply", isoNow(systemClock))).id;
+  otherProjectId = (await createProject(db, "other", isoNow(systemClock))).id;
   const rows = await db.selectFrom("contact_types").select(["id", "category", "project_id"]).execute();
   types = Object.fromEntries(rows.filter((r) => r.project_id === projectId).map((r) => [r.category, r.id]));
   otherProjectType = rows.find((r) => r.project_id === otherProjectId)!.id;
   fields = {
-    text: (await createCustomField(db, projectId, "Nickname", "text", null)).id,
-    email: (await createCustomField(db, projectId, "Work email", "email", null)).id,
-    select: (await createCustomField(db, projectId, "Size", "select", ["S", "M", "L"])).id,
-    multiselect: (await createCustomField(db, projectId, "Colours", "multiselect", ["red", "green"])).id,
-    number: (await createCustomField(db, projectId, "Seats", "number", null)).id,
-    image: (await createCustomField(db, projectId, "Photo", "image", null)).id,
-    offers: (await createCustomField(db, projectId, "Offers", "offering-list", null)).id,
+    text: (await createCustomField(db, projectId, "Nickname", "text", null, isoNow(systemClock))).id,
+    email: (await createCustomField(db, projectId, "Work email", "email", null, isoNow(systemClock))).id,
+    select: (await createCustomField(db, projectId, "Size", "select", ["S", "M", "L"], isoNow(systemClock))).id,
+    multiselect: (await createCustomField(db, projectId, "Colours", "multiselect", ["red", "green"], isoNow(systemClock))).id,
+    number: (await createCustomField(db, projectId, "Seats", "number", null, isoNow(systemClock))).id,
+    image: (await createCustomField(db, projectId, "Photo", "image", null, isoNow(systemClock))).id,
+    offers: (await createCustomField(db, projectId, "Offers", "offering-list", null, isoNow(systemClock))).id,
   };
-  await createCustomField(db, otherProjectId, "Elsewhere", "text", null);
+  await createCustomField(db, otherProjectId, "Elsewhere", "text", null, isoNow(systemClock));
 });
 afterAll(async () => {
   await close();
   rmSync(dir, { recursive: true, force: true });
 });
 
-const apply = (current: ContactState, input: Partial<ContactInput>) => applyContactInput(db, projectId, current, input as ContactInput);
+const apply = (current: ContactState, input: Partial<ContactInput>) => applyContactInput(db, projectId, current, input as ContactInput, isoNow(systemClock));
 
 /** A contact with every field set, as a PATCH finds it. */
 function full(): ContactState {

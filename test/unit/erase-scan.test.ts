@@ -11,6 +11,8 @@ import { openDatabase } from "../../src/storage/sqlite/open.ts";
 import type { Db } from "../../src/storage/schema.ts";
 import { eventsAbout, idHistory, scrubPersonalData } from "../../src/events/scrub.ts";
 import { createProject } from "../../src/projects/service.ts";
+import { systemClock } from "../../src/lib/clock.ts";
+import { isoNow } from "../../src/lib/time.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "crm-erase-scan-"));
 let db: Db;
@@ -32,8 +34,8 @@ const mine: string[] = [];
 const others: string[] = [];
 beforeAll(async () => {
   ({ db, close } = await openDatabase(join(dir, "s.db"), "NORMAL"));
-  projectId = (await createProject(db, "p")).id;
-  otherProjectId = (await createProject(db, "q")).id;
+  projectId = (await createProject(db, "p", isoNow(systemClock))).id;
+  otherProjectId = (await createProject(db, "q", isoNow(systemClock))).id;
   // CR-1 is created, updated, then relabelled to CR-9 at minute 10; later another contact takes CR-1.
   mine.push(await event(projectId, 1, "contact.created", { contact: contact("CR-1", "ada@example.com") }));
   for (let m = 2; m <= 9; m++) mine.push(await event(projectId, 5, "contact.updated", { contact: contact("CR-1", "ada@example.com"), changedFields: ["notes"] }));

@@ -15,6 +15,8 @@ import { createContact, patchContact } from "../../src/contacts/service.ts";
 import { openDatabase } from "../../src/storage/sqlite/open.ts";
 import type { Database } from "../../src/storage/schema.ts";
 import { createProject } from "../../src/projects/service.ts";
+import { systemClock } from "../../src/lib/clock.ts";
+import { isoNow } from "../../src/lib/time.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "crm-list-query-"));
 let db: Kysely<Database>;
@@ -26,7 +28,7 @@ const seeded: Seeded[] = [];
 
 beforeAll(async () => {
   ({ db, close } = await openDatabase(join(dir, "l.db"), "NORMAL"));
-  projectId = (await createProject(db, "l")).id;
+  projectId = (await createProject(db, "l", isoNow(systemClock))).id;
   const firsts = ["Mark", "Maria", "Martin", "Marek", "Paul", "Zoe"];
   await db.transaction().execute(async (trx) => {
     for (let i = 0; i < 3000; i++) {
@@ -34,13 +36,13 @@ beforeAll(async () => {
       const last = i % 7 === 0 ? "Marsh" : "Stone";
       const email = `${first.toLowerCase()}${i}@example.com`;
       const tags = i % 5 === 0 ? ["five"] : i % 11 === 0 ? ["eleven"] : [];
-      const c = await createContact(trx, projectId, { firstName: first, lastName: last, email, tags }, { emitEvent: false });
+      const c = await createContact(trx, projectId, { firstName: first, lastName: last, email, tags }, { emitEvent: false, now: isoNow(systemClock) });
       seeded.push({ number: Number(c.contactId.slice(3)), first, last, email, tags });
     }
   });
   // Touch some so updatedAt order differs from creation order.
   await db.transaction().execute(async (trx) => {
-    for (const n of [5, 17, 1200, 2999]) await patchContact(trx, projectId, n, { notes: `touched ${n}` });
+    for (const n of [5, 17, 1200, 2999]) await patchContact(trx, projectId, n, { notes: `touched ${n}` }, isoNow(systemClock));
   });
   // Some Leads and some Others, for filters on several types at once.
   const types = await db.selectFrom("contact_types").select(["id", "category"]).where("project_id", "=", projectId).execute();
@@ -49,7 +51,7 @@ beforeAll(async () => {
     for (const s of seeded) {
       const type = s.number % 3 === 0 ? "Lead" : s.number % 7 === 0 ? "Other" : undefined;
       if (!type) continue;
-      await patchContact(trx, projectId, s.number, { contactTypeId: typeIds[type]! });
+      await patchContact(trx, projectId, s.number, { contactTypeId: typeIds[type]! }, isoNow(systemClock));
       s.type = type;
     }
   });
@@ -215,7 +217,7 @@ describe("GET /contacts by email or phone, and several types, on contacts whose 
   const at = (minute: number) => new Date(Date.UTC(2026, 0, 1, 0, minute)).toISOString();
 
   beforeAll(async () => {
-    k = (await createProject(db, "keyed")).id;
+    k = (await createProject(db, "keyed", isoNow(systemClock))).id;
     const rows = await db.selectFrom("contact_types").select(["id", "category"]).where("project_id", "=", k).execute();
     for (const r of rows) types[r.category] = r.id;
     await db.transaction().execute(async (trx) => {

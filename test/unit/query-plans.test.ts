@@ -19,6 +19,8 @@ import { openDatabase, type OpenDatabase } from "../../src/storage/sqlite/open.t
 import type { Database } from "../../src/storage/schema.ts";
 import { CursorCodec } from "../../src/lib/cursor.ts";
 import { createProject } from "../../src/projects/service.ts";
+import { systemClock } from "../../src/lib/clock.ts";
+import { isoNow } from "../../src/lib/time.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "crm-plans-"));
 const cursors = new CursorCodec("plans");
@@ -43,14 +45,14 @@ async function fill(db: Kysely<Database>, projectId: string, count: number, with
             ...(withContactDetails ? { email: `${first}.${last}${i}@example.com`.toLowerCase(), phone: `+1 415 555 ${String(i % 10_000).padStart(4, "0")}` } : {}),
             tags: TAGS.filter((_, k) => i % (k + 2) === 0),
           },
-          { emitEvent: false },
+          { emitEvent: false, now: isoNow(systemClock) },
         );
       }
     });
   }
   // Some updates, so list order is not creation order.
   await db.transaction().execute(async (trx) => {
-    for (let n = 1; n <= count; n += 97) await patchContact(trx, projectId, n, { notes: "touched" });
+    for (let n = 1; n <= count; n += 97) await patchContact(trx, projectId, n, { notes: "touched" }, isoNow(systemClock));
   });
 }
 
@@ -142,7 +144,7 @@ const a = { database: undefined as unknown as OpenDatabase, projectId: "", custo
 beforeAll(async () => {
   a.database = await openDatabase(join(dir, "a.db"), "NORMAL");
   for (const [name, count] of [["other", 300], ["big", 3000]] as const) {
-    a.projectId = (await createProject(a.database.db, name)).id;
+    a.projectId = (await createProject(a.database.db, name, isoNow(systemClock))).id;
     await fill(a.database.db, a.projectId, count);
   }
   a.customer = await customerType(a.database.db, a.projectId);
@@ -153,7 +155,7 @@ const b = { database: undefined as unknown as OpenDatabase, projectId: "", custo
 beforeAll(async () => {
   const path = join(dir, "b.db");
   let database = await openDatabase(path, "NORMAL");
-  b.projectId = (await createProject(database.db, "b")).id;
+  b.projectId = (await createProject(database.db, "b", isoNow(systemClock))).id;
   await fill(database.db, b.projectId, 40, false);
   await database.close();
   database = await openDatabase(path, "NORMAL");
@@ -189,7 +191,7 @@ describe("planner statistics are kept without a manual ANALYZE", () => {
   test("the periodic refresh analyzes a table that was never analyzed", async () => {
     const { refreshStatistics } = await import("../../src/storage/sqlite/statistics.ts");
     const database = await openDatabase(join(dir, "c.db"), "NORMAL");
-    const projectId = (await createProject(database.db, "c")).id;
+    const projectId = (await createProject(database.db, "c", isoNow(systemClock))).id;
     await fill(database.db, projectId, 50);
     expect(statTables(database)).not.toContain("contacts");
     await refreshStatistics(database.db);

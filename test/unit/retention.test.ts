@@ -6,6 +6,8 @@ import { storeUpload } from "../../src/admin/import-uploads.ts";
 import { openDatabase } from "../../src/storage/sqlite/open.ts";
 import { applyRetention } from "../../src/jobs/retention.ts";
 import { createProject } from "../../src/projects/service.ts";
+import { systemClock } from "../../src/lib/clock.ts";
+import { isoNow } from "../../src/lib/time.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "crm-retention-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -13,7 +15,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe("retention (decisions §7)", () => {
   test("events and attempts older than 30 days are removed, newer ones kept", async () => {
     const { db, close } = await openDatabase(join(dir, "r.db"), "NORMAL");
-    const project = await createProject(db, "r");
+    const project = await createProject(db, "r", isoNow(systemClock));
     const day = 24 * 3_600_000;
     const now = Date.parse("2026-06-30T00:00:00Z");
     const at = (daysAgo: number) => new Date(now - daysAgo * day).toISOString();
@@ -34,7 +36,7 @@ describe("retention (decisions §7)", () => {
 
   test("console uploads older than the hour are deleted by the job, without waiting for another upload (docs/security.md §7)", async () => {
     const { db, close } = await openDatabase(join(dir, "u.db"), "NORMAL");
-    const project = await createProject(db, "u");
+    const project = await createProject(db, "u", isoNow(systemClock));
     const now = Date.parse("2026-06-30T12:00:00Z");
     const body = new TextEncoder().encode("firstName\nAda\n");
     await storeUpload(db, { id: "upl_old", projectId: project.id, fileName: "old.csv", body, now: now - 61 * 60_000 });

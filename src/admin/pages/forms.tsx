@@ -1,6 +1,7 @@
 import { Hono, type Context } from "hono";
 import { CONTACT_FIELD_NAMES, FormFieldsError, IDENTITY_FIELDS } from "../../forms/fields.ts";
 import { listForms } from "../../forms/repository.ts";
+import { isoNow } from "../../lib/time.ts";
 import { createForm, toForm, type Form } from "../../forms/service.ts";
 import type { CustomField } from "../../reference/custom-fields.ts";
 import { READ_ONLY_TYPES } from "../../reference/custom-fields.ts";
@@ -141,7 +142,7 @@ formPages.post("/", async (c) => {
   const projectId = c.var.project.id;
   const input = { projectId, name: values.name, fields: values.fields, redirectUrl: values.redirectUrl || null };
   try {
-    await write(c, projectId, (trx) => createForm(trx, input));
+    await write(c, projectId, (trx) => createForm(trx, input, isoNow(c.var.deps.clock)));
   } catch (error) {
     if (!(error instanceof FormFieldsError)) throw error;
     return c.html(<FormsPage c={c} {...await load(c)} values={values} errors={errorsOf(error)} />, 422);

@@ -159,7 +159,7 @@ keyPages.post("/", async (c) => {
   if (!data) return c.html(<KeysPage c={c} keys={await keysOf(c)} values={values} errors={errors} />, 422);
   const projectId = c.var.project.id;
   const env = c.var.deps.config.CRM_ENV;
-  const { key } = await write(c, projectId, (trx) => createApiKey(trx, { projectId, scopes: data.scopes as Scope[], name: data.name, expiresAt: data.expiresAt, env }));
+  const { key } = await write(c, projectId, (trx) => createApiKey(trx, { projectId, scopes: data.scopes as Scope[], name: data.name, expiresAt: data.expiresAt, env, now: isoNow(c.var.deps.clock) }));
   // Answered here, not redirected: the key must never be in a URL (decisions §2, §14).
   return c.html(<KeysPage c={c} keys={await keysOf(c)} created={key} />, 200);
 });

@@ -1,5 +1,6 @@
 import { Hono, type Context } from "hono";
 import { z } from "zod";
+import { isoNow } from "../../lib/time.ts";
 import { createProject, listProjects, updateProject } from "../../projects/service.ts";
 import { write } from "../actions.ts";
 import type { AdminEnv, Project } from "../env.ts";
@@ -122,7 +123,7 @@ projectPages.get("/", async (c) => c.html(<ProjectsPage c={c} projects={await li
 projectPages.post("/", async (c) => {
   const { values, data, errors } = readProjectForm(c);
   if (!data) return c.html(<ProjectsPage c={c} projects={await listProjects(c.var.deps.db)} values={values} errors={errors} />, 422);
-  const project = await write(c, undefined, (trx) => createProject(trx, data.name, data));
+  const project = await write(c, undefined, (trx) => createProject(trx, data.name, isoNow(c.var.deps.clock), data));
   return c.redirect(`${projectPath(project)}?done=created`, 303);
 });
 
@@ -168,7 +169,7 @@ projectPages.post("/:projectId", async (c) => {
   if (!data) return c.html(<SettingsPage c={c} values={values} errors={errors} />, 422);
   const id = c.var.project.id;
   // A blank quota removes the limit; blank limits keep their values.
-  await write(c, id, (trx) => updateProject(trx, id, { ...data, contactQuota: data.contactQuota ?? null }));
+  await write(c, id, (trx) => updateProject(trx, id, { ...data, contactQuota: data.contactQuota ?? null }, isoNow(c.var.deps.clock)));
   return c.redirect(`${projectPath(c.var.project)}?done=saved`, 303);
 });
 

@@ -2,6 +2,7 @@ import { Hono, type Context } from "hono";
 import type { Transaction } from "kysely";
 import { CreateContactBody } from "../../contacts/schemas.ts";
 import type { Database } from "../../storage/schema.ts";
+import { isoNow } from "../../lib/time.ts";
 import { findTagIds, resolveTags } from "../../reference/repository.ts";
 import { addContactType, addCustomField, addInteractionType, ReferenceInputError } from "../../reference/service.ts";
 import { write } from "../actions.ts";
@@ -59,17 +60,17 @@ async function create(c: Context<AdminEnv>, kind: Kind, values: Record<string, s
 referencePages.post("/contact-types", (c) => {
   const values = { name: field(c, "name"), category: field(c, "category"), isDefault: field(c, "isDefault") };
   const input = { name: values.name, category: values.category, isDefault: values.isDefault !== "" };
-  return create(c, "contact-type", values, (trx) => addContactType(trx, c.var.project.id, input));
+  return create(c, "contact-type", values, (trx) => addContactType(trx, c.var.project.id, input, isoNow(c.var.deps.clock)));
 });
 
 referencePages.post("/interaction-types", (c) => {
   const values = { name: field(c, "name") };
-  return create(c, "interaction-type", values, (trx) => addInteractionType(trx, c.var.project.id, values.name));
+  return create(c, "interaction-type", values, (trx) => addInteractionType(trx, c.var.project.id, values.name, isoNow(c.var.deps.clock)));
 });
 
 referencePages.post("/custom-fields", (c) => {
   const values = { title: field(c, "title"), type: field(c, "type"), options: field(c, "options") };
-  return create(c, "custom-field", values, (trx) => addCustomField(trx, c.var.project.id, values));
+  return create(c, "custom-field", values, (trx) => addCustomField(trx, c.var.project.id, values, isoNow(c.var.deps.clock)));
 });
 
 /** The API's own rule for a tag name (a contact's `tags`, decisions §5): 1–64 characters. */
@@ -84,6 +85,6 @@ referencePages.post("/tags", (c) => {
     if (!checked.success) throw new ReferenceInputError("name", checked.error.issues[0]!.message.replace(/\.$/, ""));
     // The API reuses a tag of the same name (any case); here, creating one that exists is a mistake worth saying.
     if (await findTagIds(trx, projectId, [name])) throw new ReferenceInputError("name", "is already used by a tag");
-    await resolveTags(trx, projectId, [name]);
+    await resolveTags(trx, projectId, [name], isoNow(c.var.deps.clock));
   });
 });
