@@ -286,7 +286,7 @@ function shapeOf(sql: string): string {
 const results: ScenarioCost[] = [];
 const traceOut: Record<string, Array<Array<{ sql: string; params: unknown[] }>>> = {};
 let replayPasses = Infinity;
-const limiter = new RateLimiter();
+const limiter = new RateLimiter(() => Date.now());
 const metrics = new Metrics();
 const caller = { keyId: "key_x", projectId, scopes: [], rateLimitPerMinute: 1e9, contactCreatesPerHour: 1e9 } as never;
 const call = (s: Scenario, i: number) => Promise.resolve(service.fetch(s.request(i), { ip: "127.0.0.1" }));
