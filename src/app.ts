@@ -6,7 +6,7 @@ import { consoleHosts } from "./admin/hosts.ts";
 import { authenticate } from "./auth/middleware.ts";
 import { contactRoutes } from "./contacts/routes.ts";
 import { isConnectionError } from "./storage/query.ts";
-import { WriteQueueFull } from "./storage/sqlite/group-commit.ts";
+import { WriteQueueFull } from "./storage/unit-of-work.ts";
 import { docsPages } from "./docs/routes.ts";
 import { ApiError, errorResponse } from "./errors.ts";
 import type { AppDeps, AppEnv } from "./http/env.ts";

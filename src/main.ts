@@ -15,6 +15,7 @@ import { projectCreate, projectList, projectUpdate } from "./cli/projects.ts";
 import { contactTypeCreate, customFieldCreate, interactionTypeCreate } from "./cli/reference.ts";
 import { ConfigError, loadConfig, type Config } from "./config.ts";
 import { openStorage, type Storage } from "./storage/index.ts";
+import { UnitOfWork } from "./storage/unit-of-work.ts";
 import { runtime } from "./runtime/index.ts";
 import { serve } from "./server.ts";
 
@@ -35,6 +36,9 @@ function onStorage<N extends Runnable>(run: (storage: Storage, input: Input<N>, 
   };
 }
 
+/** A command's unit of work over its own storage: it writes the way the server does (src/storage/unit-of-work.ts). */
+const unitsOf = (storage: Storage) => new UnitOfWork(storage.newWriteQueue());
+
 /** Every command of the table (src/cli/commands.ts) and what runs it; the compiler checks none is missing. */
 const RUN: { [N in Runnable]: Run<N> } = {
   serve: async (_, config) => {
@@ -44,20 +48,20 @@ const RUN: { [N in Runnable]: Run<N> } = {
   healthcheck: (_, config) => healthcheckCommand(config),
   // Its source is the SQLite file even when CRM_DATABASE_URL is set (decisions §13).
   "copy-to-postgres": (input, config) => copyToPostgresCommand(config, input),
-  "project create": onStorage((s, input) => projectCreate(s.db, input)),
-  "project update": onStorage((s, input) => projectUpdate(s.db, input)),
+  "project create": onStorage((s, input) => projectCreate(unitsOf(s), input)),
+  "project update": onStorage((s, input) => projectUpdate(s.db, unitsOf(s), input)),
   "project list": onStorage((s, input) => projectList(s.db, input)),
   "key create": onStorage((s, input, config) => keyCreate(s.db, config, input)),
   "key revoke": onStorage((s, input) => keyRevoke(s.db, input)),
   "key list": onStorage((s, input) => keyList(s.db, input)),
-  "contact-type create": onStorage((s, input) => contactTypeCreate(s.db, input)),
-  "interaction-type create": onStorage((s, input) => interactionTypeCreate(s.db, input)),
-  "custom-field create": onStorage((s, input) => customFieldCreate(s.db, input)),
+  "contact-type create": onStorage((s, input) => contactTypeCreate(s.db, unitsOf(s), input)),
+  "interaction-type create": onStorage((s, input) => interactionTypeCreate(s.db, unitsOf(s), input)),
+  "custom-field create": onStorage((s, input) => customFieldCreate(s.db, unitsOf(s), input)),
   "form create": onStorage((s, input) => formCreate(s.db, input)),
   "form list": onStorage((s, input) => formList(s.db, input)),
-  import: onStorage((s, input) => importCommand(s.db, input)),
+  import: onStorage((s, input) => importCommand(s.db, unitsOf(s), input)),
   export: onStorage((s, input) => exportCommand(s.db, input)),
-  "contact erase": onStorage((s, input, config) => contactErase(s.db, config, input)),
+  "contact erase": onStorage((s, input, config) => contactErase(s.db, unitsOf(s), config, input)),
   backup: onStorage((s, input) => backupCommand(s, input)),
   "admin create": onStorage((s, input) => adminCreate(s.db, input)),
   "admin list": onStorage((s, input) => adminList(s.db, input)),

@@ -8,8 +8,10 @@ import { ConfigError, type Config } from "./config.ts";
 import type { Storage } from "./storage/index.ts";
 import { databaseSecret } from "./storage/settings.ts";
 import { openStorage } from "./storage/index.ts";
+import { UnitOfWork } from "./storage/unit-of-work.ts";
 import { startJobs, type JobName } from "./jobs/index.ts";
 import { systemClock, type Clock } from "./lib/clock.ts";
+import { isoNow } from "./lib/time.ts";
 import { CursorCodec } from "./lib/cursor.ts";
 import { createLogger, type Logger } from "./lib/log.ts";
 import { Metrics } from "./metrics/registry.ts";
@@ -100,14 +102,16 @@ async function serveOn(
   const secrets = serverKey(config);
   // Every node must seal with the same key (decisions §13); a different one stops the start.
   await checkSecretKey(db, secrets);
-  const created = await bootstrap(db, config);
+  // The one way the service writes (src/storage/unit-of-work.ts); its commits that queued deliveries wake the dispatcher.
+  const writes = new UnitOfWork(storage.newWriteQueue(), log);
+  const created = await bootstrap(writes, config, isoNow(clock));
   if (created) {
     console.log(
       `Created project "default" (${created.projectId}).\n` +
         `API key with every scope, shown once; keep it now:\n\n  ${created.key}\n`,
     );
   }
-  const setupToken = await issueSetupToken(db, clock.now());
+  const setupToken = await issueSetupToken(writes, clock.now());
   if (setupToken) {
     const host = config.HOST === "0.0.0.0" || config.HOST === "::" ? "localhost" : config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST;
     console.log(
@@ -115,13 +119,14 @@ async function serveOn(
         `  http://${host}:${listener.server.port}/admin/setup?token=${setupToken}\n`,
     );
   }
-  const keys = new KeyStore(db);
+  const keys = new KeyStore(db, writes);
   // Where several nodes share the database, a key's buckets live there (decisions §13).
   const limiter = new RateLimiter(() => clock.now(), storage.sharedBuckets);
   const webhooks = { secrets, env: config.CRM_ENV, resolve: overrides.resolve ?? systemResolver, timeoutMs: config.CRM_WEBHOOK_TIMEOUT_MS, clock };
   const metrics = new Metrics();
   const dispatcher = new Dispatcher({
     db,
+    writes,
     reader: storage.reader,
     claims: storage.claims,
     onOutcome: (outcome) => metrics.observeDelivery(outcome),
@@ -130,13 +135,14 @@ async function serveOn(
     pollMs: config.CRM_OUTBOX_POLL_MS,
     log,
   });
+  writes.on("deliveries-due", () => dispatcher.wake());
   dispatcher.start();
   const app = createApp({
     config,
     port: listener.server.port,
     clock,
     db,
-    writes: storage.newWriteQueue(),
+    writes,
     keys,
     limiter,
     log,
@@ -152,12 +158,11 @@ async function serveOn(
       return Number(row.n);
     },
     cursors: new CursorCodec(await databaseSecret(db, "cursor_secret")),
-    onEventsCommitted: () => dispatcher.wake(),
     // Ready: the database answers (SQLite on its own handle, never queued behind writes;
     // PostgreSQL within 2 s), the migrations are applied, the dispatcher is alive (decisions §11, §13).
     isReady: async () => dispatcher.alive() && (await storage.ready()),
   });
-  const jobs = startJobs({ db, keys, limiter, log, clock, refreshStatistics: () => storage.refreshStatistics() });
+  const jobs = startJobs({ db, writes, keys, limiter, log, clock, refreshStatistics: () => storage.refreshStatistics() });
   const server = listener.server;
   listener.attach(app.fetch);
   log.info("listening", { host: config.HOST, port: server.port, env: config.CRM_ENV, runtime: runtime.name });

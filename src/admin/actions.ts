@@ -1,22 +1,17 @@
 import type { Context } from "hono";
-import type { Transaction } from "kysely";
-import type { Database } from "../storage/schema.ts";
+import type { Work } from "../storage/unit-of-work.ts";
 import { ApiError } from "../errors.ts";
 import type { AdminEnv } from "./env.ts";
 import { noErrors, type FormErrors } from "./ui.tsx";
 
 /**
- * A console action's writes: the same write queue as the API's requests (group commit on
- * SQLite, a pooled transaction on PostgreSQL), counted against the project's share of it
- * (decisions §16), one transaction for the whole action; the dispatcher is woken after
- * the commit for the events it recorded. Same services, same rules, same events as the
- * API (decisions §14).
+ * A console action's writes: one unit of work, as an API request's (group commit on
+ * SQLite, a pooled transaction on PostgreSQL), counted against the project's share of the
+ * write queue (decisions §16); a unit that queued deliveries wakes the dispatcher once it
+ * has committed. Same services, same rules, same events as the API (decisions §14).
  */
-export async function write<T>(c: Context<AdminEnv>, projectId: string | undefined, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
-  const deps = c.var.deps;
-  const result = await deps.writes.run(work, projectId);
-  deps.onEventsCommitted();
-  return result;
+export function write<T>(c: Context<AdminEnv>, projectId: string | undefined, work: Work<T>): Promise<T> {
+  return c.var.deps.writes.run(projectId ?? "", work);
 }
 
 /**

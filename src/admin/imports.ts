@@ -1,8 +1,6 @@
-import type { Selectable, Transaction } from "kysely";
-import { UsageError } from "../cli/args.ts";
-import type { ColumnChoices } from "../transfer/import-columns.ts";
+import type { Selectable } from "kysely";
+import { ColumnPlanError, type ColumnChoices } from "../transfer/import-columns.ts";
 import { describeCsvError, importCsv, Summary, type Skip } from "../transfer/import.ts";
-import { WriteQueueFull } from "../storage/sqlite/group-commit.ts";
 import type { Database, Db } from "../storage/schema.ts";
 import type { AppDeps } from "../http/env.ts";
 import { isoNow } from "../lib/time.ts";
@@ -61,19 +59,6 @@ function counts(s: Summary, bytesRead: number) {
   return { bytes_read: bytesRead, rows_read: s.rows, created: s.created, skipped_count: s.skippedCount };
 }
 
-/** Runs `run` again while the write queue is full (it did not run then), for up to a minute. */
-async function withRoom<T>(run: () => Promise<T>): Promise<T> {
-  const deadline = Date.now() + QUEUE_PATIENCE_MS;
-  for (let wait = 50; ; wait = Math.min(wait * 2, 1_000)) {
-    try {
-      return await run();
-    } catch (error) {
-      if (!(error instanceof WriteQueueFull) || Date.now() > deadline) throw error;
-    }
-    await new Promise((resolve) => setTimeout(resolve, wait));
-  }
-}
-
 /** Imports being run by this process, per service (its database), which its shutdown stops and waits for. */
 const runners = new WeakMap<object, { stopping: boolean; inFlight: Set<Promise<void>> }>();
 const runnerOf = (db: object) => {
@@ -122,27 +107,30 @@ export function startImport(deps: AppDeps, job: ImportJob): void {
 
 async function runImport(deps: AppDeps, job: ImportJob) {
   const projectId = job.project.id;
-  const transact = <T>(work: (trx: Transaction<Database>) => Promise<T>) => withRoom(() => deps.writes.run(work, projectId));
   const save = (patch: Partial<ImportRow>) =>
-    transact((trx) => trx.updateTable("admin_imports").set({ ...patch, updated_at: isoNow(deps.clock) }).where("id", "=", job.id).execute());
+    deps.writes.run(projectId, (trx) => trx.updateTable("admin_imports").set({ ...patch, updated_at: isoNow(deps.clock) }).where("id", "=", job.id).execute(), {
+      patienceMs: QUEUE_PATIENCE_MS,
+    });
 
   const summary = new Summary();
   let bytes = 0;
-  let lastSaved = Date.now();
+  let lastSaved = performance.now();
   let status: "done" | "failed" = "done";
   let error: string | null = null;
   try {
     const outcome = await importCsv(deps.db, job.file.stream() as unknown as AsyncIterable<Uint8Array>, {
       project: job.project,
+      clock: deps.clock,
       columns: job.columns,
       summary,
-      transact,
+      writes: deps.writes,
+      patienceMs: QUEUE_PATIENCE_MS,
       budgetMs: IMPORT_BUDGET_MS,
       stopRequested: () => runnerOf(deps.db).stopping,
       onRecord: (s, bytesRead) => {
         bytes = bytesRead;
-        if (Date.now() - lastSaved < PROGRESS_EVERY_MS) return;
-        lastSaved = Date.now();
+        if (performance.now() - lastSaved < PROGRESS_EVERY_MS) return;
+        lastSaved = performance.now();
         return save(counts(s, bytesRead)).then(() => undefined);
       },
     });
@@ -156,7 +144,7 @@ async function runImport(deps: AppDeps, job: ImportJob) {
   } catch (thrown) {
     status = "failed";
     // A header the importer cannot map (an unknown or repeated column) says which; anything else is logged, not shown.
-    if (thrown instanceof UsageError) error = thrown.message;
+    if (thrown instanceof ColumnPlanError) error = thrown.message;
     else {
       deps.log.error("admin import stopped", { importId: job.id, projectId, error: String((thrown as Error)?.message ?? thrown) });
       error = "The import stopped on an unexpected error; the rows before it were imported.";

@@ -1,5 +1,6 @@
 import { sql, type Kysely } from "kysely";
 import type { Database, Db } from "../storage/schema.ts";
+import { unitsFor, type UnitOfWork } from "../storage/unit-of-work.ts";
 import { emailKey } from "./accounts.ts";
 
 /** Ten failed sign-ins for one email or from one address in 15 minutes lock it for 15 minutes (decisions §14). */
@@ -40,12 +41,12 @@ const subjectsOf = (email: string, address: string) => [`email:${emailKey(email)
  * Of a burst of any size, at most the tries left in the window are counted, so at most
  * that many are checked.
  */
-export async function countTry(db: Kysely<Database>, email: string, address: string, now: number): Promise<Try> {
+export async function countTry(writes: UnitOfWork | Kysely<Database>, email: string, address: string, now: number): Promise<Try> {
   const at = new Date(now).toISOString();
   const since = new Date(now - WINDOW_MS).toISOString();
   const until = new Date(now + LOCK_MS).toISOString();
   try {
-    const subjects = await db.transaction().execute(async (trx) => {
+    const subjects = await unitsFor(writes).run(null, async (trx) => {
       const counted: Counted[] = [];
       for (const subject of subjectsOf(email, address)) {
         const { rows } = await sql<Counted>`
@@ -82,9 +83,9 @@ async function secondsLeft(trx: Db, subject: string, now: number): Promise<numbe
  * it. Another try's count or lock on the address stays (one good password does not vouch
  * for other guesses from there). A window that has started over since is left alone.
  */
-export async function giveBack(db: Kysely<Database>, counted: Try & { counted: true }): Promise<void> {
+export async function giveBack(writes: UnitOfWork | Kysely<Database>, counted: Try & { counted: true }): Promise<void> {
   const [email, address] = counted.subjects;
-  await db.transaction().execute(async (trx) => {
+  await unitsFor(writes).run(null, async (trx) => {
     await trx.deleteFrom("admin_sign_in_attempts").where("subject", "=", email!.subject).execute();
     await trx
       .updateTable("admin_sign_in_attempts")

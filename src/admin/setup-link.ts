@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
-import type { Kysely } from "kysely";
 import { lockUntilCommit } from "../storage/query.ts";
-import type { Database, Db } from "../storage/schema.ts";
+import type { Db } from "../storage/schema.ts";
+import type { UnitOfWork } from "../storage/unit-of-work.ts";
 import { countAdmins } from "./accounts.ts";
 import { randomToken } from "./sessions.ts";
 
@@ -17,8 +17,8 @@ const hashToken = (token: string) => createHash("sha256").update(token).digest("
  * an operator who lost it restarts rather than needing the CLI. Nodes starting together
  * make one link (decisions §13).
  */
-export async function issueSetupToken(db: Kysely<Database>, now: number): Promise<string | null> {
-  return db.transaction().execute(async (trx) => {
+export async function issueSetupToken(writes: UnitOfWork, now: number): Promise<string | null> {
+  return writes.run(null, async (trx) => {
     await lockUntilCommit(trx, "crm:admin-setup");
     if ((await countAdmins(trx)) > 0) return null;
     const at = new Date(now).toISOString();

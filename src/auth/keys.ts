@@ -1,7 +1,7 @@
 import type { Kysely } from "kysely";
 import type { Database, Db } from "../storage/schema.ts";
+import { unitsFor, type UnitOfWork } from "../storage/unit-of-work.ts";
 import { newId } from "../lib/ids.ts";
-import { isoNow } from "../lib/time.ts";
 import { generateApiKey, hashApiKey, type Environment } from "./key-format.ts";
 import type { Scope } from "./scopes.ts";
 
@@ -16,7 +16,7 @@ export interface Caller {
 
 export async function createApiKey(
   db: Db,
-  input: { projectId: string; scopes: Scope[]; name?: string | null; expiresAt?: string | null; env: Environment },
+  input: { projectId: string; scopes: Scope[]; name?: string | null; expiresAt?: string | null; env: Environment; now: string },
 ): Promise<{ id: string; key: string }> {
   const key = generateApiKey(input.env);
   const id = newId("key");
@@ -32,7 +32,7 @@ export async function createApiKey(
       expires_at: input.expiresAt ?? null,
       revoked_at: null,
       last_used_at: null,
-      created_at: isoNow(),
+      created_at: input.now,
     })
     .execute();
   return { id, key };
@@ -96,7 +96,15 @@ export class KeyStore {
   private readonly cache = new Map<string, { caller: Caller | null; expiresAt: number | null; fetched: number }>();
   private readonly used = new Map<string, number>();
 
-  constructor(private readonly db: Kysely<Database>) {}
+  private readonly writes: UnitOfWork;
+
+  /** `writes`: the service's unit of work; a test's store writes through `db`'s own transactions. */
+  constructor(
+    private readonly db: Kysely<Database>,
+    writes?: UnitOfWork,
+  ) {
+    this.writes = writes ?? unitsFor(db);
+  }
 
   /** Whether `key` verified in the last second (then it is well-formed: authenticate skips the checksum). */
   knows(key: string, now: number): boolean {
@@ -153,7 +161,7 @@ export class KeyStore {
     if (this.used.size === 0) return;
     const batch = [...this.used];
     this.used.clear();
-    await this.db.transaction().execute(async (trx) => {
+    await this.writes.run(null, async (trx) => {
       for (const [id, at] of batch) {
         await trx.updateTable("api_keys").set({ last_used_at: new Date(at).toISOString() }).where("id", "=", id).execute();
       }

@@ -2,9 +2,11 @@ import type { Kysely } from "kysely";
 import { eraseContact, type Erasure } from "../contacts/erase.ts";
 import { parseContactId } from "../contacts/service.ts";
 import type { Database } from "../storage/schema.ts";
+import type { UnitOfWork } from "../storage/unit-of-work.ts";
 import { ApiError } from "../errors.ts";
 import type { Config } from "../config.ts";
 import type { Sealer } from "../events/scrub.ts";
+import { systemClock } from "../lib/clock.ts";
 import { isoNow } from "../lib/time.ts";
 import { findProject } from "../projects/service.ts";
 import { runtime } from "../runtime/index.ts";
@@ -13,12 +15,12 @@ import { output, UsageError } from "./args.ts";
 import type { Input } from "./commands.ts";
 
 /**
- * `crm contact erase --project ID CR-n [--json]` (decisions §17): one transaction of its own;
+ * `crm contact erase --project ID CR-n [--json]` (decisions §17): one unit of work of its own;
  * prints what was removed. Then the freed space leaves the database's files (decisions §25);
  * when it cannot yet (a reader kept the SQLite log from being checkpointed), a warning goes
  * to stderr and the exit is still 0: the erase is committed (docs/import-export.md).
  */
-export async function contactErase(db: Kysely<Database>, config: Config, { values, args }: Input<"contact erase">): Promise<void> {
+export async function contactErase(db: Kysely<Database>, writes: UnitOfWork, config: Config, { values, args }: Input<"contact erase">): Promise<void> {
   const projectId = values.project;
   const contactId = args[0]!;
   if (!(await findProject(db, projectId))) throw new UsageError(`no project ${projectId}`);
@@ -28,8 +30,8 @@ export async function contactErase(db: Kysely<Database>, config: Config, { value
   let erasure: Erasure;
   try {
     erasure = await eraseContact(db, projectId, n, {
-      transact: (work) => db.transaction().execute(work),
-      now: isoNow(),
+      writes,
+      now: isoNow(systemClock),
       secrets,
       warn: (message) => runtime.writeStderr(`crm: warning: ${message}\n`),
     });

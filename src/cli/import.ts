@@ -1,24 +1,26 @@
 import type { Kysely } from "kysely";
 import { describeCsvError, importCsv, MAX_LISTED_SKIPS, type Summary } from "../transfer/import.ts";
 import type { Database } from "../storage/schema.ts";
+import type { UnitOfWork } from "../storage/unit-of-work.ts";
+import { systemClock } from "../lib/clock.ts";
 import { findProject } from "../projects/service.ts";
 import { runtime } from "../runtime/index.ts";
 import { UsageError } from "./args.ts";
 import type { Input } from "./commands.ts";
-import { fieldOf, parseMapOption, SKIP_REASONS, type HeaderPlan } from "../transfer/import-columns.ts";
+import { ColumnPlanError, fieldOf, parseMapOption, SKIP_REASONS, type HeaderPlan } from "../transfer/import-columns.ts";
 import { progress } from "./progress.ts";
 
 /**
  * `crm import FILE.csv --project ID [--map "Header=field,…"] [--ignore-unknown] [--dry-run]
  * [--json]` (decisions §3, §5, §17): the shared importer (src/transfer/import.ts) over the
- * file, in short transactions of its own, with a progress bar on stderr and the summary,
- * the columns' fields among it, on stdout.
+ * file, in short units of work of its own (`writes`, over this process's storage), with a
+ * progress bar on stderr and the summary, the columns' fields among it, on stdout.
  */
-export async function importCommand(db: Kysely<Database>, { values, args }: Input<"import">): Promise<void> {
+export async function importCommand(db: Kysely<Database>, writes: UnitOfWork, { values, args }: Input<"import">): Promise<void> {
   const file = args[0]!;
   const projectId = values.project;
   const dryRun = values["dry-run"] ?? false;
-  const columns = { map: parseMapOption(values.map), ignoreUnknown: values["ignore-unknown"] ?? false };
+  const columns = { map: mapOption(values.map), ignoreUnknown: values["ignore-unknown"] ?? false };
   const project = await findProject(db, projectId);
   if (!project) throw new UsageError(`no project ${projectId}`);
   const size = runtime.fileSize(file);
@@ -27,16 +29,30 @@ export async function importCommand(db: Kysely<Database>, { values, args }: Inpu
   const bar = progress(dryRun ? "import (dry run)" : "import", size);
   const { summary: s, bytesRead, plan, failure: csvError } = await importCsv(db, runtime.readStream(file), {
     project,
+    clock: systemClock,
     dryRun,
     columns,
-    transact: (work) => db.transaction().execute(work),
+    writes,
     onRecord: (summary, bytes) => bar.update(summary.rows, bytes),
-  });
+  }).catch(asUsage);
   const failure = csvError ? `${file}: ${describeCsvError(csvError)}` : undefined;
   if (!plan && !failure) throw new UsageError(`${file} has no header row`);
   bar.done(s.rows, bytesRead);
   printSummary(values.json, s, plan, { projectId, file, dryRun, failure });
   if (failure) throw new UsageError(`${failure} Rows before it were ${dryRun ? "checked" : "imported"}; see the summary.`);
+}
+
+/** A header or --map the importer refuses is the command line's mistake: exit 2 (decisions §3). */
+function asUsage(error: unknown): never {
+  throw error instanceof ColumnPlanError ? new UsageError(error.message) : error;
+}
+
+function mapOption(value: string | undefined) {
+  try {
+    return parseMapOption(value);
+  } catch (error) {
+    return asUsage(error);
+  }
 }
 
 /** The summary's `columns` (each header and the field it filled, null when skipped) and `skippedColumns` (headers). */

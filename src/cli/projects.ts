@@ -1,5 +1,8 @@
 import type { Kysely } from "kysely";
 import type { Database } from "../storage/schema.ts";
+import type { UnitOfWork } from "../storage/unit-of-work.ts";
+import { systemClock } from "../lib/clock.ts";
+import { isoNow } from "../lib/time.ts";
 import { createProject, findProject, listProjects, updateProject } from "../projects/service.ts";
 import { integer, output, UsageError } from "./args.ts";
 import type { Input } from "./commands.ts";
@@ -13,16 +16,16 @@ function settings(values: Input<"project create" | "project update">["values"]) 
 }
 
 /** `crm project create --name N [limits]` (decisions §3). */
-export async function projectCreate(db: Kysely<Database>, { values }: Input<"project create">): Promise<void> {
-  const project = await db.transaction().execute((trx) => createProject(trx, values.name, settings(values)));
+export async function projectCreate(writes: UnitOfWork, { values }: Input<"project create">): Promise<void> {
+  const project = await writes.run(null, (trx) => createProject(trx, values.name, isoNow(systemClock), settings(values)));
   output(values.json, project, `Created project ${project.name} (${project.id}).`);
 }
 
 /** `crm project update ID [--name N] [limits]` (decisions §3). */
-export async function projectUpdate(db: Kysely<Database>, { values, args }: Input<"project update">): Promise<void> {
+export async function projectUpdate(db: Kysely<Database>, writes: UnitOfWork, { values, args }: Input<"project update">): Promise<void> {
   const id = args[0]!;
   if (!(await findProject(db, id))) throw new UsageError(`no project ${id}`);
-  const project = (await updateProject(db, id, { name: values.name, ...settings(values) }))!;
+  const project = (await writes.run(id, (trx) => updateProject(trx, id, { name: values.name, ...settings(values) }, isoNow(systemClock))))!;
   output(values.json, project, `Updated project ${project.name} (${project.id}).`);
 }
 

@@ -1,5 +1,8 @@
 import type { Kysely } from "kysely";
 import type { Database } from "../storage/schema.ts";
+import { systemClock } from "../lib/clock.ts";
+import { isoNow } from "../lib/time.ts";
+import type { UnitOfWork } from "../storage/unit-of-work.ts";
 import { findProject } from "../projects/service.ts";
 import { addContactType, addCustomField, addInteractionType, ReferenceInputError } from "../reference/service.ts";
 import { output, UsageError } from "./args.ts";
@@ -21,23 +24,23 @@ async function checked<T>(work: () => Promise<T>): Promise<T> {
 }
 
 /** `crm contact-type create` (decisions §3, §4). */
-export async function contactTypeCreate(db: Kysely<Database>, { values }: Input<"contact-type create">): Promise<void> {
+export async function contactTypeCreate(db: Kysely<Database>, writes: UnitOfWork, { values }: Input<"contact-type create">): Promise<void> {
   const projectId = await projectOf(db, values.project);
   const input = { name: values.name, category: values.category, isDefault: values.default ?? false };
-  const created = await checked(() => db.transaction().execute((trx) => addContactType(trx, projectId, input)));
+  const created = await checked(() => writes.run(projectId, (trx) => addContactType(trx, projectId, input, isoNow(systemClock))));
   output(values.json, created, `Created contact type ${created.name} (${created.id}).`);
 }
 
 /** `crm interaction-type create` (decisions §3, §4). */
-export async function interactionTypeCreate(db: Kysely<Database>, { values }: Input<"interaction-type create">): Promise<void> {
+export async function interactionTypeCreate(db: Kysely<Database>, writes: UnitOfWork, { values }: Input<"interaction-type create">): Promise<void> {
   const projectId = await projectOf(db, values.project);
-  const created = await checked(() => addInteractionType(db, projectId, values.name));
+  const created = await checked(() => writes.run(projectId, (trx) => addInteractionType(trx, projectId, values.name, isoNow(systemClock))));
   output(values.json, created, `Created interaction type ${created.name} (${created.id}).`);
 }
 
 /** `crm custom-field create` (decisions §3, §4). */
-export async function customFieldCreate(db: Kysely<Database>, { values }: Input<"custom-field create">): Promise<void> {
+export async function customFieldCreate(db: Kysely<Database>, writes: UnitOfWork, { values }: Input<"custom-field create">): Promise<void> {
   const projectId = await projectOf(db, values.project);
-  const created = await checked(() => addCustomField(db, projectId, { title: values.title, type: values.type, options: values.options }));
+  const created = await checked(() => writes.run(projectId, (trx) => addCustomField(trx, projectId, { title: values.title, type: values.type, options: values.options }, isoNow(systemClock))));
   output(values.json, created, `Created custom field ${created.title} (${created.id}).`);
 }

@@ -1,6 +1,7 @@
-import type { Kysely, Transaction } from "kysely";
+import type { Kysely } from "kysely";
 import { reclaimErased } from "../storage/query.ts";
 import type { Database, Db } from "../storage/schema.ts";
+import type { UnitOfWork } from "../storage/unit-of-work.ts";
 import { notFound } from "../errors.ts";
 import { eventsAbout, idempotentAnswersAbout, idHistory, scrubPersonalData, type IdPeriod, type Sealer, type StoredAnswer } from "../events/scrub.ts";
 import { findContactIdentity } from "./repository.ts";
@@ -16,8 +17,8 @@ export interface Erasure {
 }
 
 export interface EraseOptions {
-  /** Runs the one transaction of the erase: the CLI opens its own, the server's console uses the write queue (decisions §16). */
-  transact<T>(work: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
+  /** Where the erase's one transaction runs, under the project's share of the queue: the CLI's own unit of work, or the server's (decisions §16). */
+  writes: UnitOfWork;
   now: string;
   /** The server key: stored idempotent answers are sealed with it. */
   secrets: Sealer;
@@ -62,7 +63,7 @@ export async function eraseContact(db: Kysely<Database>, projectId: string, cont
   const scanned = await eventsAbout(db, projectId, history, null);
   const answers = await idempotentAnswersAbout(db, projectId, history, options.secrets, null);
 
-  const erasure = await options.transact(async (trx) => {
+  const erasure = await options.writes.run(projectId, async (trx) => {
     const contact = await findContactIdentity(trx, projectId, contactNumber);
     if (!contact) throw notFound("Contact");
     const since = watermark === null ? null : new Date(Date.parse(watermark) - CATCH_UP_MS).toISOString();

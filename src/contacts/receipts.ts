@@ -8,7 +8,7 @@ import type { Contact, ContactReceipt } from "./schemas.ts";
  * rule sits in one place, applied to the answer and nowhere else: what is written, the
  * events it fires and the status and headers stay the same whatever the key's scopes.
  * An Idempotency-Key replay answers the stored first answer, which was made for the same
- * API key (src/http/transaction.ts), and a key's scopes never change: it is filtered too.
+ * API key (src/idempotency/middleware.ts), and a key's scopes never change: it is filtered too.
  */
 export const readsContacts = (caller: Pick<Caller, "scopes">) => caller.scopes.includes("contacts:read");
 

@@ -3,7 +3,7 @@ import type { Db } from "../storage/schema.ts";
 import { newId } from "../lib/ids.ts";
 import type { EventType } from "./catalog.ts";
 import type { EventData } from "./payloads.ts";
-import { enqueueDeliveries } from "../webhooks/outbox.ts";
+import { enqueueDeliveries } from "./outbox.ts";
 
 export type { EventType };
 

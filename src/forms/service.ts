@@ -7,7 +7,6 @@ import type { Db, FormRow } from "../storage/schema.ts";
 import { recordEvent } from "../events/record.ts";
 import { newId } from "../lib/ids.ts";
 import { isHttpUrl } from "../lib/formats.ts";
-import { isoNow } from "../lib/time.ts";
 import { allCustomFields } from "../reference/repository.ts";
 import { fieldSpecs, FormFieldsError, resolveFieldNames, type FieldSpec } from "./fields.ts";
 import { asSubmissionError } from "./input.ts";
@@ -36,9 +35,9 @@ export const toForm = (row: FormRow): Form => ({
  * `crm form create` and the console (decisions §10, §14): a name of 1–255 characters
  * (trimmed), an optional http(s) redirect URL of at most 2048; custom fields given by title
  * are stored by id, so a later rename does not break the form. Throws FormFieldsError for
- * what it refuses.
+ * what it refuses. `now`: the console's clock, or the system's in the CLI.
  */
-export async function createForm(db: Db, input: { projectId: string; name: string; fields: string[]; redirectUrl: string | null }) {
+export async function createForm(db: Db, input: { projectId: string; name: string; fields: string[]; redirectUrl: string | null }, now: string) {
   const name = input.name.trim();
   if (name === "" || name.length > 255) throw new FormFieldsError("takes 1–255 characters", "name");
   const { redirectUrl } = input;
@@ -52,7 +51,7 @@ export async function createForm(db: Db, input: { projectId: string; name: strin
     name,
     fields: JSON.stringify(fields),
     redirect_url: input.redirectUrl,
-    created_at: isoNow(),
+    created_at: now,
   };
   await repo.insertForm(db, row);
   return toForm(row);
@@ -69,9 +68,9 @@ export interface Submitted {
 }
 
 /**
- * Takes one validated submission (decisions §10) in the request's transaction (`trx`, a
- * savepoint of a group commit: src/http/transaction.ts, which also keeps its
- * Idempotency-Key): updates the project's contact with the same email (match key of
+ * Takes one validated submission (decisions §10) in the request's unit of work (`trx`, a
+ * savepoint of a group commit: src/http/transaction.ts; its Idempotency-Key is kept by
+ * src/idempotency/middleware.ts): updates the project's contact with the same email (match key of
  * decisions §5; the most recently updated one when several share it, as
  * `GET /contacts?email=` lists first) or creates one with source `web_form` (quota 402
  * applies; an update keeps the stored email as written), which records contact.updated or

@@ -2,7 +2,7 @@ import type { Kysely } from "kysely";
 import type { Caller, KeyStore } from "../auth/keys.ts";
 import type { RateLimiter } from "../auth/rate-limiter.ts";
 import type { Config } from "../config.ts";
-import type { WriteQueue } from "../storage/sqlite/group-commit.ts";
+import type { UnitOfWork } from "../storage/unit-of-work.ts";
 import type { Database, Db } from "../storage/schema.ts";
 import type { CursorCodec } from "../lib/cursor.ts";
 import type { Clock } from "../lib/clock.ts";
@@ -10,7 +10,6 @@ import type { Logger } from "../lib/log.ts";
 import type { Metrics } from "../metrics/registry.ts";
 import type { SecretBox } from "../webhooks/secret-box.ts";
 import type { WebhookEnv } from "../webhooks/attempt.ts";
-import type { CheckedUrl } from "../webhooks/service.ts";
 
 /** What createApp needs; tests and the CLI build the same (style: createApp(deps)). */
 export interface AppDeps {
@@ -20,8 +19,8 @@ export interface AppDeps {
   /** The one source of "now" for every time window and timestamp the service writes (issue 11). */
   clock: Clock;
   db: Kysely<Database>;
-  /** Write requests' transactions (group commit on SQLite, pooled on PostgreSQL). */
-  writes: WriteQueue;
+  /** The one way to write (src/storage/unit-of-work.ts): group commit on SQLite, pooled transactions on PostgreSQL; its commits wake the dispatcher. */
+  writes: UnitOfWork;
   keys: KeyStore;
   limiter: RateLimiter;
   cursors: CursorCodec;
@@ -31,8 +30,6 @@ export interface AppDeps {
   /** Deliveries waiting in the outbox (for /metrics). */
   outboxPending(): Promise<number>;
   webhooks: WebhookEnv;
-  /** Called after a transaction that recorded events commits (wakes the dispatcher). */
-  onEventsCommitted(): void;
   isReady(): Promise<boolean>;
 }
 
@@ -50,7 +47,5 @@ export interface AppEnv {
     clientAddress: string;
     /** Set by a route that answers its errors in another form than the envelope (a web form's HTML page). */
     renderError?: (error: import("../errors.ts").ApiError) => Response | Promise<Response>;
-    /** A webhook URL checked before the transaction (decisions §16). */
-    checkedUrl?: CheckedUrl;
   };
 }

@@ -2,6 +2,7 @@ import { Cron } from "croner";
 import type { KeyStore } from "../auth/keys.ts";
 import type { RateLimiter } from "../auth/rate-limiter.ts";
 import type { Database } from "../storage/schema.ts";
+import type { UnitOfWork } from "../storage/unit-of-work.ts";
 import { memoryKeeper } from "./memory.ts";
 import { applyRetention } from "./retention.ts";
 import { runtime } from "../runtime/index.ts";
@@ -20,11 +21,11 @@ export type JobName = "flush-last-used" | "limiter-sweep" | "retention" | "stati
  * clock; what a job keeps or drops is judged by the service's clock (issue 11), and
  * `run` starts a job now, off its schedule.
  */
-export function startJobs(deps: { db: Kysely<Database>; keys: KeyStore; limiter: RateLimiter; log: Logger; clock: Clock; refreshStatistics(): Promise<void> }) {
+export function startJobs(deps: { db: Kysely<Database>; writes: UnitOfWork; keys: KeyStore; limiter: RateLimiter; log: Logger; clock: Clock; refreshStatistics(): Promise<void> }) {
   const tasks: Record<JobName, () => Promise<void> | void> = {
     "flush-last-used": () => deps.keys.flushLastUsed(),
     "limiter-sweep": () => deps.limiter.sweep(),
-    retention: () => applyRetention(deps.db, deps.clock.now()),
+    retention: () => applyRetention(deps.writes, deps.clock.now()),
     statistics: () => deps.refreshStatistics(),
     memory: memoryKeeper(runtime.collectGarbage),
   };

@@ -1,12 +1,14 @@
-import { sql, type Transaction } from "kysely";
 import { CsvError, parseCsv } from "./csv.ts";
 import { mapHeader, type ColumnChoices, type HeaderPlan } from "./import-columns.ts";
 import { buildRow, contactTypeNames, type ContactTypeNames, type RowResult } from "./import-rows.ts";
-import type { Database, Db } from "../storage/schema.ts";
+import type { Db } from "../storage/schema.ts";
+import { inSavepoint, type UnitOfWork } from "../storage/unit-of-work.ts";
 import { ApiError } from "../errors.ts";
 import { allCustomFields } from "../reference/repository.ts";
 import type { ContactInput } from "../contacts/schemas.ts";
 import { createContact } from "../contacts/service.ts";
+import type { Clock } from "../lib/clock.ts";
+import { isoNow } from "../lib/time.ts";
 
 /**
  * The one CSV importer (decisions §3, §5, §17), shared by `crm import` (src/cli/import.ts)
@@ -52,12 +54,17 @@ export class Summary {
 
 export interface ImportOptions {
   project: { id: string; contactQuota: number | null; contactCount: number };
+  /** Each row's createdAt is read from it: the service's clock in the console, the system's in the CLI (issue 11). */
+  clock: Clock;
   dryRun?: boolean;
   /**
-   * Runs one short transaction's work: the CLI opens its own; the console hands it to the
-   * API's write queue (decisions §16), so API requests are not starved.
+   * Where each short transaction runs, under the project's share of the queue: the CLI's
+   * own unit of work, or the server's, shared with the API (decisions §16), so API requests
+   * are not starved.
    */
-  transact<T>(work: (trx: Transaction<Database>) => Promise<T>): Promise<T>;
+  writes: UnitOfWork;
+  /** How long a transaction refused for room in a full write queue is tried again (the console: a minute); none by default. */
+  patienceMs?: number;
   /** How long one transaction may keep writing rows (default 50 ms). */
   budgetMs?: number;
   /** --map, the console's choices and --ignore-unknown (decisions §17). */
@@ -99,28 +106,23 @@ async function writeBatch(batch: Array<{ row: number; input: ContactInput }>, s:
       s.quotaExhausted = true;
       return s.skip({ row, reason: QUOTA_REASON });
     }
-    await sql`savepoint import_row`.execute(trx);
-    try {
-      await createContact(trx, projectId, input, { source: "import", emitEvent: false });
-      await sql`release savepoint import_row`.execute(trx);
-      s.created++;
-    } catch (error) {
-      await sql`rollback to savepoint import_row`.execute(trx);
-      await sql`release savepoint import_row`.execute(trx);
-      if (!(error instanceof ApiError)) throw error;
-      if (error.code === "ERR_QUOTA_EXCEEDED") s.quotaExhausted = true;
-      s.skip(s.quotaExhausted ? { row, reason: QUOTA_REASON } : { row, reason: error.message, fieldName: error.fieldName });
-    }
+    const done = await inSavepoint(trx, "import_row", () => createContact(trx, projectId, input, { source: "import", emitEvent: false, now: isoNow(o.clock) }));
+    if (done.ok) return void s.created++;
+    const error = done.error;
+    if (!(error instanceof ApiError)) throw error;
+    if (error.code === "ERR_QUOTA_EXCEEDED") s.quotaExhausted = true;
+    s.skip(s.quotaExhausted ? { row, reason: QUOTA_REASON } : { row, reason: error.message, fieldName: error.fieldName });
   };
   let next = 0;
   while (next < batch.length) {
     try {
-      await o.transact(async (trx) => {
+      const chunk = async (trx: Db) => {
         const started = Date.now();
         do await attempt(trx, batch[next]!.row, batch[next++]!.input);
         while (next < batch.length && Date.now() - started < budget);
         if (dryRun) throw new DryRunRollback();
-      });
+      };
+      await o.writes.run(projectId, chunk, { patienceMs: o.patienceMs });
     } catch (error) {
       if (!(error instanceof DryRunRollback)) throw error;
     }
@@ -147,7 +149,7 @@ async function typesOf(db: Db, projectId: string, plan: HeaderPlan): Promise<Con
 /**
  * Streams a CSV file into the project's contacts, in constant memory. The header maps
  * columns to fields (src/transfer/import-columns.ts); an unknown or repeated column throws
- * (a UsageError naming it) before anything is written. A malformed record stops the read:
+ * (a ColumnPlanError naming it) before anything is written. A malformed record stops the read:
  * the rows before it are still written, and `failure` says where and why.
  */
 export async function importCsv(db: Db, source: AsyncIterable<Uint8Array>, o: ImportOptions): Promise<ImportOutcome> {

@@ -1,8 +1,9 @@
-import { sql, type Kysely, type Transaction } from "kysely";
+import type { Kysely, Transaction } from "kysely";
 import { leaseEnd } from "../storage/query.ts";
 import { preparedQuery } from "../storage/prepared.ts";
 import type { DueDelivery } from "../storage/port.ts";
 import type { Database } from "../storage/schema.ts";
+import { inSavepoint, unitsFor, type UnitOfWork } from "../storage/unit-of-work.ts";
 import { newId } from "../lib/ids.ts";
 
 /**
@@ -85,14 +86,14 @@ export interface Recorded {
 }
 
 /**
- * Records attempts and their consequences, a batch per transaction (decisions §7), each
+ * Records attempts and their consequences, a batch per unit of work (decisions §7), each
  * outcome in its own savepoint: one that cannot be written (its subscription was deleted
  * meanwhile, say) never rolls back the others, whose receivers already got their
- * delivery (decisions §16).
+ * delivery (decisions §16). The service's own write: never refused for room.
  */
-export async function recordOutcomes(db: Kysely<Database>, outcomes: Outcome[]): Promise<Recorded> {
+export async function recordOutcomes(writes: UnitOfWork | Kysely<Database>, outcomes: Outcome[]): Promise<Recorded> {
   const recorded: Recorded = { failed: new Map(), disabled: new Set() };
-  await db.transaction().execute(async (trx) => {
+  await unitsFor(writes).run(null, async (trx) => {
     // A run of successes on one subscription needs only its last reset written; a failure
     // writes the pending reset first, so the count stays exact.
     const resets = new Map<string, string>();
@@ -101,18 +102,12 @@ export async function recordOutcomes(db: Kysely<Database>, outcomes: Outcome[]):
       resets.delete(webhookId);
     };
     for (const [i, o] of outcomes.entries()) {
-      const savepoint = sql.raw(`outcome_${i}`);
-      await sql`savepoint ${savepoint}`.execute(trx);
-      try {
+      const done = await inSavepoint(trx, `outcome_${i}`, async () => {
         if (!o.succeeded && resets.has(o.delivery.webhook_id)) await writeReset(o.delivery.webhook_id);
         if (await recordOne(trx, o)) recorded.disabled.add(o.delivery.webhook_id);
         if (o.succeeded) resets.set(o.delivery.webhook_id, o.at);
-        await sql`release ${savepoint}`.execute(trx);
-      } catch (error) {
-        recorded.failed.set(o.delivery.id, error);
-        await sql`rollback to ${savepoint}`.execute(trx);
-        await sql`release ${savepoint}`.execute(trx);
-      }
+      });
+      if (!done.ok) recorded.failed.set(o.delivery.id, done.error);
     }
     for (const webhookId of [...resets.keys()]) await writeReset(webhookId);
   });

@@ -1,5 +1,6 @@
 import type { Kysely } from "kysely";
 import type { Database } from "../storage/schema.ts";
+import type { UnitOfWork } from "../storage/unit-of-work.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
 import { isoNow } from "../lib/time.ts";
@@ -22,8 +23,10 @@ const SLOT_RUN = 32;
 const TICK_GAP_MS = 1;
 
 export interface DispatcherOptions {
-  /** Where outcomes are written. */
+  /** The database the claims are taken in. */
   db: Kysely<Database>;
+  /** Where outcomes are written: the service's unit of work; `db`'s own transactions by default. */
+  writes?: UnitOfWork;
   /** Where due deliveries are looked up: a read-only connection that never waits for writes (src/storage/sqlite/reader.ts); `db` by default. */
   reader?: Kysely<Database>;
   /**
@@ -93,7 +96,7 @@ export class Dispatcher {
     this.clock = o.webhooks.clock;
     this.reader = o.reader ?? o.db;
     this.claims = o.claims ?? inProcessClaims(this.reader);
-    this.recorder = new OutcomeRecorder({ db: o.db, schedule: o.schedule, clock: this.clock, log: o.log, onOutcome: o.onOutcome });
+    this.recorder = new OutcomeRecorder({ writes: o.writes ?? o.db, schedule: o.schedule, clock: this.clock, log: o.log, onOutcome: o.onOutcome });
   }
 
   /**

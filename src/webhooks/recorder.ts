@@ -1,5 +1,6 @@
 import type { Kysely } from "kysely";
 import type { Database } from "../storage/schema.ts";
+import type { UnitOfWork } from "../storage/unit-of-work.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
 import * as store from "./deliveries.ts";
@@ -9,8 +10,8 @@ import type { SendResult } from "./sender.ts";
 export type DeliveryOutcome = "succeeded" | "failed" | "exhausted";
 
 export interface RecorderOptions {
-  /** Where outcomes are written. */
-  db: Kysely<Database>;
+  /** Where outcomes are written: the service's unit of work (a bare database's own transactions in tests). */
+  writes: UnitOfWork | Kysely<Database>;
   schedule: number[];
   clock: Clock;
   log: Logger;
@@ -59,7 +60,7 @@ export class OutcomeRecorder {
       const batch = this.outcomes;
       this.outcomes = [];
       this.flushing = null;
-      return store.recordOutcomes(this.o.db, batch);
+      return store.recordOutcomes(this.o.writes, batch);
     });
     return this.flushing;
   }

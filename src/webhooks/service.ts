@@ -7,7 +7,7 @@ import { isoNow, toIso } from "../lib/time.ts";
 import type { UrlCheck } from "./address-policy.ts";
 import { attemptDelivery, type WebhookEnv } from "./attempt.ts";
 import { failureReason, isSuccess } from "./outcome.ts";
-import { markDeliveriesDue, subscribesTo } from "./outbox.ts";
+import { deliveriesDue, insertDeliveries, subscribesTo } from "../events/outbox.ts";
 import { findWebhook, toWebhook } from "./repository.ts";
 import { REDELIVER_MAX } from "./schemas.ts";
 import type { SecretBox } from "./secret-box.ts";
@@ -85,7 +85,7 @@ export async function patchWebhook(
     patch.status = input.status;
     if (input.status === "active" && row.status === "disabled") {
       patch.consecutive_failures = 0;
-      markDeliveriesDue(db);
+      deliveriesDue();
     }
   }
   await db.updateTable("webhooks").set(patch).where("id", "=", id).execute();
@@ -174,13 +174,8 @@ async function queue(db: Db, webhookId: string, eventIds: string[], now: string)
     const existing = await db.selectFrom("deliveries").select(["event_id", "webhook_id", "status"]).where("event_id", "in", chunk).execute();
     const skip = new Set(existing.filter((d) => d.webhook_id === webhookId && d.status === "pending").map((d) => d.event_id));
     const fresh = chunk.filter((eventId) => !skip.has(eventId));
-    if (fresh.length === 0) continue;
-    await db
-      .insertInto("deliveries")
-      .values(fresh.map((eventId) => ({ id: newId("dlv"), event_id: eventId, webhook_id: webhookId, status: "pending", next_attempt_at: now, created_at: now, updated_at: now })))
-      .execute();
+    await insertDeliveries(db, fresh.map((eventId) => ({ eventId, webhookId })), now);
     queued += fresh.length;
   }
-  if (queued > 0) markDeliveriesDue(db);
   return queued;
 }

@@ -36,7 +36,8 @@ function signInPage(c: Context<AdminEnv>, status: 200 | 401 | 422 | 429 = 200, p
 }
 
 async function signIn(c: Context<AdminEnv>, adminId: string) {
-  const token = await startSession(c.var.deps.db, adminId, c.var.deps.clock.now());
+  const { writes, clock } = c.var.deps;
+  const token = await writes.run(null, (trx) => startSession(trx, adminId, clock.now()));
   setAdminCookie(c, SESSION_COOKIE, token);
   deleteCookie(c, PRE_SESSION_COOKIE, { path: "/admin" });
 }
@@ -61,7 +62,7 @@ authPages.post("/sign-in", async (c) => {
     errors.fields.email = `Email must be at most ${MAX_EMAIL_LENGTH} characters.`;
     return signInPage(c, 422, { errors });
   }
-  const tried = await countTry(db, email, c.var.clientAddress, clock.now());
+  const tried = await countTry(c.var.deps.writes, email, c.var.clientAddress, clock.now());
   if (!tried.counted) {
     const minutes = Math.ceil(tried.retryAfterSeconds / 60);
     c.header("Retry-After", String(tried.retryAfterSeconds));
@@ -73,14 +74,15 @@ authPages.post("/sign-in", async (c) => {
     errors.general.push("The email or the password is wrong.");
     return signInPage(c, 401, { email, errors });
   }
-  await giveBack(db, tried);
+  await giveBack(c.var.deps.writes, tried);
   await signIn(c, admin.id);
   c.var.deps.log.info("admin signed in", { adminId: admin.id, requestId: c.var.requestId });
   return c.redirect(safeNext(c.req.query("next")), 303);
 });
 
 authPages.post("/sign-out", async (c) => {
-  if (c.var.session) await endSession(c.var.deps.db, c.var.session.id);
+  const session = c.var.session;
+  if (session) await c.var.deps.writes.run(null, (trx) => endSession(trx, session.id));
   deleteCookie(c, SESSION_COOKIE, { path: "/admin" });
   return c.redirect("/admin/sign-in", 303);
 });
@@ -131,12 +133,12 @@ authPages.get("/setup", async (c) => {
 });
 
 authPages.post("/setup", async (c) => {
-  const { db, clock } = c.var.deps;
+  const { writes, clock } = c.var.deps;
   const token = c.req.query("token") ?? "";
   const email = field(c, "email");
   const now = clock.now();
   try {
-    const admin = await db.transaction().execute(async (trx) => {
+    const admin = await writes.run(null, async (trx) => {
       if (!(await setupTokenValid(trx, token, now)) || !(await consumeSetupToken(trx, token, now))) return null;
       return createAdmin(trx, email, field(c, "password"), new Date(now).toISOString());
     });

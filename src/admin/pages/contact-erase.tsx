@@ -92,7 +92,7 @@ contactErasePages.post("/:contactId/erase", async (c) => {
   }
   const { deps, project } = c.var;
   const erasure = await eraseContact(deps.db, project.id, n, {
-    transact: (work) => deps.writes.run(work, project.id),
+    writes: deps.writes,
     now: isoNow(deps.clock),
     secrets: deps.secrets,
     // The erase is done; the operator learns that its freed pages wait for a later checkpoint (docs/security.md §7).

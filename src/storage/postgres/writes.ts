@@ -1,5 +1,5 @@
 import type { Kysely } from "kysely";
-import { WriteQueueFull, type GroupCommitOptions, type Work, type WriteQueue } from "../sqlite/group-commit.ts";
+import { WriteQueueFull, type Owner, type QueueBounds, type Trx, type WriteQueue } from "../unit-of-work.ts";
 import type { Database } from "../schema.ts";
 
 /**
@@ -8,7 +8,7 @@ import type { Database } from "../schema.ts";
  * wait for those touching the same rows. Group commit stays a SQLite concern. The same
  * bounds as the group commit's queue (decisions §16): requests waiting or running in all
  * and per project, past which a request is refused at once (429) rather than queued
- * behind a tenant that floods writes.
+ * behind a tenant that floods writes; the service's own writes (owner null) never are.
  */
 export class PooledWrites implements WriteQueue {
   private pending = 0;
@@ -19,27 +19,33 @@ export class PooledWrites implements WriteQueue {
 
   constructor(
     private readonly db: Kysely<Database>,
-    options: Pick<GroupCommitOptions, "maxQueued" | "maxQueuedPerOwner"> = {},
+    options: QueueBounds = {},
   ) {
     this.maxQueued = options.maxQueued ?? 1024;
     this.maxQueuedPerOwner = options.maxQueuedPerOwner ?? 256;
   }
 
-  async run<T>(work: Work<T>, owner = ""): Promise<T> {
+  async run<T>(work: (trx: Trx) => Promise<T>, owner: Owner = ""): Promise<T> {
+    if (owner === null) return this.counted(work);
     const mine = this.pendingBy.get(owner) ?? 0;
     if (this.pending >= this.maxQueued || mine >= this.maxQueuedPerOwner) throw new WriteQueueFull();
     this.pending += 1;
     this.pendingBy.set(owner, mine + 1);
     try {
-      const value = await this.db.transaction().execute(work);
-      this.stats.batches += 1;
-      this.stats.jobs += 1;
-      return value;
+      return await this.counted(work);
     } finally {
       this.pending -= 1;
       const left = (this.pendingBy.get(owner) ?? 1) - 1;
       if (left <= 0) this.pendingBy.delete(owner);
       else this.pendingBy.set(owner, left);
     }
+  }
+
+  /** One transaction on a pooled connection, counted once committed. */
+  private async counted<T>(work: (trx: Trx) => Promise<T>): Promise<T> {
+    const value = await this.db.transaction().execute(work);
+    this.stats.batches += 1;
+    this.stats.jobs += 1;
+    return value;
   }
 }

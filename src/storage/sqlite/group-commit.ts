@@ -1,37 +1,24 @@
-import { sql, type Kysely, type Transaction } from "kysely";
+import type { Kysely } from "kysely";
 import { setImmediate } from "node:timers";
 import { runsBatchDirectly } from "./direct.ts";
 import type { Database } from "../schema.ts";
+import { inSavepoint, WriteQueueFull, type Owner, type QueueBounds, type Trx, type WriteQueue } from "../unit-of-work.ts";
 
-export type Work<T> = (trx: Transaction<Database>) => Promise<T>;
+export { WriteQueueFull, type WriteQueue };
 
 interface Job {
-  work: Work<unknown>;
-  owner: string;
+  work: (trx: Trx) => Promise<unknown>;
+  owner: Owner;
   resolve(value: unknown): void;
   reject(error: unknown): void;
 }
 
-export interface GroupCommitOptions {
+export interface GroupCommitOptions extends QueueBounds {
   /** Most requests sharing one transaction. */
   maxJobs?: number;
   /** A batch stops taking new requests after this long, so no answer waits much on others. */
   maxMs?: number;
-  /** Most requests waiting in all; past it a request is refused at once (WriteQueueFull). */
-  maxQueued?: number;
-  /** Most requests of one owner (project) waiting, so one tenant cannot fill the queue. */
-  maxQueuedPerOwner?: number;
 }
-
-/** How write requests get their transaction: group commit on SQLite, one pooled transaction each on PostgreSQL. */
-export interface WriteQueue {
-  run<T>(work: Work<T>, owner?: string): Promise<T>;
-  /** Transactions committed and the requests they held (/metrics: crm_write_batch*_total). */
-  readonly stats: { batches: number; jobs: number };
-}
-
-/** The write queue is full (in all, or for this owner): answered 429 with Retry-After. */
-export class WriteQueueFull extends Error {}
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -67,12 +54,15 @@ export class GroupCommit implements WriteQueue {
   /**
    * Runs `work` in a savepoint of the current batch; settles once the batch has committed.
    * The queue is bounded (decisions §16): in all, and per `owner`, so a tenant flooding
-   * writes is refused before it can make everyone else wait.
+   * writes is refused before it can make everyone else wait; the service's own (owner
+   * null) never are.
    */
-  run<T>(work: Work<T>, owner = ""): Promise<T> {
-    const queued = this.queuedBy.get(owner) ?? 0;
-    if (this.queue.length >= this.maxQueued || queued >= this.maxQueuedPerOwner) return Promise.reject(new WriteQueueFull());
-    this.queuedBy.set(owner, queued + 1);
+  run<T>(work: (trx: Trx) => Promise<T>, owner: Owner = ""): Promise<T> {
+    if (owner !== null) {
+      const queued = this.queuedBy.get(owner) ?? 0;
+      if (this.queue.length >= this.maxQueued || queued >= this.maxQueuedPerOwner) return Promise.reject(new WriteQueueFull());
+      this.queuedBy.set(owner, queued + 1);
+    }
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ work, owner, resolve: resolve as Job["resolve"], reject });
       if (!this.draining) void this.drain();
@@ -82,7 +72,7 @@ export class GroupCommit implements WriteQueue {
   /** The next waiting job, no longer counted as queued. */
   private take(): Job | undefined {
     const job = this.queue.shift();
-    if (!job) return undefined;
+    if (!job || job.owner === null) return job;
     const left = (this.queuedBy.get(job.owner) ?? 1) - 1;
     if (left <= 0) this.queuedBy.delete(job.owner);
     else this.queuedBy.set(job.owner, left);
@@ -114,18 +104,9 @@ export class GroupCommit implements WriteQueue {
           }
           const entry = { job, ok: false, value: undefined as unknown };
           taken.push(entry);
-          const savepoint = sql.raw(`request_${taken.length}`);
-          await sql`savepoint ${savepoint}`.execute(trx);
-          try {
-            entry.value = await job.work(trx);
-            entry.ok = true;
-            await sql`release ${savepoint}`.execute(trx);
-          } catch (error) {
-            entry.value = error;
-            // Fails when SQLite has already rolled the whole transaction back: the batch fails.
-            await sql`rollback to ${savepoint}`.execute(trx);
-            await sql`release ${savepoint}`.execute(trx);
-          }
+          // A ROLLBACK TO that fails (SQLite rolled the whole transaction back) fails the batch.
+          const done = await inSavepoint(trx, `request_${taken.length}`, () => entry.job.work(trx));
+          [entry.ok, entry.value] = done.ok ? [true, done.value] : [false, done.error];
         }
       });
     } catch (error) {
