@@ -2,7 +2,6 @@ import {
   ADDRESS_FIELDS, BOOLEAN_FIELDS, CONTACT_TYPE_FIELD, FIELD_ALIASES, normalizeHeader, READ_ONLY_FIELDS, TEXT_FIELDS,
 } from "./csv-columns.ts";
 import type { CustomField } from "../reference/custom-fields.ts";
-import { UsageError } from "../cli/args.ts";
 
 /**
  * Which field each CSV column fills (decisions §17): the header matching shared by
@@ -141,6 +140,12 @@ export function closestField(header: string, fields: readonly CustomField[]): st
   return best;
 }
 
+/**
+ * A header row (or a --map) the importer refuses, naming every problem: the CLI answers it
+ * as a usage error (exit 2), the console shows its message.
+ */
+export class ColumnPlanError extends Error {}
+
 /** `"Header=field,Other=field"` → entries; the header is before the last `=` (headers may hold one, field names do not). */
 export function parseMapOption(value: string | undefined): Array<{ header: string; field: string }> {
   if (value === undefined) return [];
@@ -149,7 +154,7 @@ export function parseMapOption(value: string | undefined): Array<{ header: strin
     .filter((part) => part.trim() !== "")
     .map((part) => {
       const at = part.lastIndexOf("=");
-      if (at <= 0 || part.slice(0, at).trim() === "") throw new UsageError(`--map entry "${part.trim()}" is not Header=field (e.g. --map "Lead Status=notes")`);
+      if (at <= 0 || part.slice(0, at).trim() === "") throw new ColumnPlanError(`--map entry "${part.trim()}" is not Header=field (e.g. --map "Lead Status=notes")`);
       return { header: part.slice(0, at).trim(), field: part.slice(at + 1).trim() };
     });
 }
@@ -205,7 +210,7 @@ export function planColumns(header: readonly string[], fields: readonly CustomFi
 }
 
 /**
- * The header row's plan, or a UsageError (exit 2) naming every problem, raised before
+ * The header row's plan, or a ColumnPlanError naming every problem, raised before
  * anything is imported: each unknown column with its closest field and the two ways out.
  */
 export function mapHeader(header: readonly string[], fields: readonly CustomField[], choices: ColumnChoices = {}): HeaderPlan {
@@ -224,6 +229,6 @@ export function mapHeader(header: readonly string[], fields: readonly CustomFiel
         `(headers may be field names, their aliases or custom field titles: docs/import-export.md)`,
     );
   }
-  if (lines.length > 0) throw new UsageError(lines.join(".\n") + ".");
+  if (lines.length > 0) throw new ColumnPlanError(lines.join(".\n") + ".");
   return plan;
 }

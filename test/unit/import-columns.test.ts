@@ -3,8 +3,7 @@
  * src/transfer/import-columns.ts and the row builder's contact type by name (src/transfer/import-rows.ts).
  */
 import { describe, expect, test } from "bun:test";
-import { UsageError } from "../../src/cli/args.ts";
-import { closestField, editDistance, fieldOf, mapHeader, parseMapOption, planColumns } from "../../src/transfer/import-columns.ts";
+import { closestField, ColumnPlanError, editDistance, fieldOf, mapHeader, parseMapOption, planColumns } from "../../src/transfer/import-columns.ts";
 import { buildRow, contactTypeNames } from "../../src/transfer/import-rows.ts";
 import { customFieldHeader, EXPORT_COLUMNS, FIELD_ALIASES } from "../../src/transfer/csv-columns.ts";
 import type { CustomField } from "../../src/reference/custom-fields.ts";
@@ -18,12 +17,12 @@ const FIELDS: CustomField[] = [
 /** The field each header fills (null: skipped or unknown). */
 const fieldsOf = (header: string[], choices = {}) => planColumns(header, FIELDS, choices).matches.map((m) => (m.column ? fieldOf(m.column) : null));
 
-/** The UsageError's message mapHeader throws. */
+/** The ColumnPlanError's message mapHeader throws. */
 function refusal(header: string[], choices = {}): string {
   try {
     mapHeader(header, FIELDS, choices);
   } catch (error) {
-    expect(error).toBeInstanceOf(UsageError);
+    expect(error).toBeInstanceOf(ColumnPlanError);
     return (error as Error).message;
   }
   throw new Error("mapHeader did not refuse");
