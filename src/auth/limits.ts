@@ -1,24 +1,18 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { matchedRoutes } from "hono/route";
-import type { AppEnv } from "../http/env.ts";
-
-/** Requests a minute per key: a new project's setting unless given (decisions §9). */
-export const DEFAULT_REQUESTS_PER_MINUTE = 120;
-
-/** Contact creates an hour per key: a new project's setting unless given (decisions §9). */
-export const DEFAULT_CONTACT_CREATES_PER_HOUR = 600;
 
 /** The middleware `limitCreates()` returns: what a route's declaration is recognised by. */
 const createLimited = new WeakSet<Function>();
 
 /**
  * Declares on a route that each request to it also takes a token from the key's hourly
- * create bucket (decisions §9: the project's contactCreatesPerHour). The token is taken
- * by `authenticate`, in the same decision as the minute bucket's, so a refused request
- * consumes neither; this middleware itself only marks the route.
+ * create bucket (decisions §9: the project's contactCreatesPerHour, its default in
+ * src/projects/limits.ts). The token is taken by `authenticate`, in the same decision as
+ * the minute bucket's, so a refused request consumes neither; this middleware itself only
+ * marks the route.
  */
-export function limitCreates(): MiddlewareHandler<AppEnv> {
-  const declared: MiddlewareHandler<AppEnv> = async function limitCreates(_c, next) {
+export function limitCreates(): MiddlewareHandler {
+  const declared: MiddlewareHandler = async function limitCreates(_c, next) {
     await next();
   };
   createLimited.add(declared);

@@ -1,4 +1,4 @@
-import { DEFAULT_CONTACT_CREATES_PER_HOUR, DEFAULT_REQUESTS_PER_MINUTE } from "../auth/limits.ts";
+import { DEFAULT_CONTACT_CREATES_PER_HOUR, DEFAULT_REQUESTS_PER_MINUTE } from "../projects/limits.ts";
 
 /**
  * Response headers and the Idempotency-Key parameter as the OpenAPI document shows them

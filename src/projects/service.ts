@@ -1,5 +1,5 @@
 import type { Db } from "../storage/schema.ts";
-import { DEFAULT_CONTACT_CREATES_PER_HOUR, DEFAULT_REQUESTS_PER_MINUTE } from "../auth/limits.ts";
+import { DEFAULT_CONTACT_CREATES_PER_HOUR, DEFAULT_REQUESTS_PER_MINUTE } from "./limits.ts";
 import { newId } from "../lib/ids.ts";
 
 export interface ProjectSettings {

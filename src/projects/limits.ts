@@ -1,0 +1,10 @@
+/**
+ * A new project's per-key limits unless given (decisions §9): each number written once
+ * here, read by the project's creation, the CLI's help and the OpenAPI document's text.
+ */
+
+/** Requests a minute per key. */
+export const DEFAULT_REQUESTS_PER_MINUTE = 120;
+
+/** POST /contacts an hour per key (the routes that declare `limitCreates()`, src/auth/limits.ts). */
+export const DEFAULT_CONTACT_CREATES_PER_HOUR = 600;
