@@ -18,7 +18,7 @@ import {
   WebhookWithSecret,
 } from "./schemas.ts";
 import { checkUrl } from "./address-policy.ts";
-import { createWebhook, deleteWebhook, patchWebhook, redeliver, requireWebhook, rotateSecret, sendTestPing } from "./service.ts";
+import { createWebhook, deleteWebhook, patchWebhook, redeliver, requireWebhook, rotateSecret, sendTestPing, type CheckedUrl } from "./service.ts";
 
 /** Webhook subscriptions (interface §4.5, decisions §7); scope webhooks:manage. */
 export const webhookRoutes = new OpenAPIHono<AppEnv>();
@@ -30,13 +30,15 @@ const params = WebhookIdParam;
 /**
  * Checks the body's `url` (DNS included) before the transaction opens (decisions §16: one
  * project's slow lookup never holds the writer others wait on). The zod schema still
- * validates the body inside; a url that is not a string is left to it.
+ * validates the body inside; a url that is not a string is left to it. The verdict waits
+ * for the handler here, by request, not among every route's variables.
  */
+const checkedUrls = new WeakMap<Request, CheckedUrl>();
 const checkUrlFirst: Prepare = async (c) => {
   const url = (JSON.parse(c.get("rawBody")) as { url?: unknown } | null)?.url;
   if (typeof url !== "string") return;
   const { env, resolve } = c.get("deps").webhooks;
-  c.set("checkedUrl", { url, verdict: await checkUrl(url, env, resolve, false) });
+  checkedUrls.set(c.req.raw, { url, verdict: await checkUrl(url, env, resolve, false) });
 };
 
 webhookRoutes.openapi(
@@ -54,7 +56,7 @@ webhookRoutes.openapi(
 webhookRoutes.openapi(
   createRoute({ method: "post", path: "/webhooks", operationId: "createWebhook", summary: "Create a subscription", description: "The answer carries the signing secret, once.", tags, security, middleware: writing(scope, { prepare: checkUrlFirst }), request: { body: jsonRequest(CreateWebhookBody) }, responses: { 201: created(WebhookWithSecret, "Created, with its secret."), ...commonErrors } }),
   async (c) => {
-    const webhook = await createWebhook(c.get("db"), c.get("deps").secrets, c.get("caller").projectId, c.req.valid("json"), c.get("checkedUrl"), isoNow(c.get("deps").clock));
+    const webhook = await createWebhook(c.get("db"), c.get("deps").secrets, c.get("caller").projectId, c.req.valid("json"), checkedUrls.get(c.req.raw), isoNow(c.get("deps").clock));
     c.header("Location", `/v1/webhooks/${webhook.id}`);
     return c.json(webhook, 201);
   },
@@ -67,7 +69,7 @@ webhookRoutes.openapi(
 
 webhookRoutes.openapi(
   createRoute({ method: "patch", path: "/webhooks/{id}", operationId: "updateWebhook", summary: "Update a subscription", description: "Setting status active again resets consecutiveFailures.", tags, security, middleware: writing(scope, { prepare: checkUrlFirst }), request: { params, body: jsonRequest(PatchWebhookBody) }, responses: { 200: json(WebhookSchema, "The subscription."), ...commonErrors, 404: errors[404] } }),
-  async (c) => c.json(await patchWebhook(c.get("db"), c.get("caller").projectId, c.req.valid("param").id, c.req.valid("json"), c.get("checkedUrl"), isoNow(c.get("deps").clock)), 200),
+  async (c) => c.json(await patchWebhook(c.get("db"), c.get("caller").projectId, c.req.valid("param").id, c.req.valid("json"), checkedUrls.get(c.req.raw), isoNow(c.get("deps").clock)), 200),
 );
 
 webhookRoutes.openapi(
