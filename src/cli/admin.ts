@@ -1,6 +1,7 @@
 import type { Kysely } from "kysely";
 import { AccountError, createAdmin, deleteAdmin, listAdmins, setAdminPassword } from "../admin/accounts.ts";
 import type { Database } from "../storage/schema.ts";
+import type { UnitOfWork } from "../storage/unit-of-work.ts";
 import { systemClock } from "../lib/clock.ts";
 import { isoNow } from "../lib/time.ts";
 import { runtime } from "../runtime/index.ts";
@@ -19,9 +20,9 @@ const asUsage = (error: unknown): never => {
 };
 
 /** `crm admin create --email E [--json]` (decisions §14). */
-export async function adminCreate(db: Kysely<Database>, { values }: Input<"admin create">): Promise<void> {
+export async function adminCreate(writes: UnitOfWork, { values }: Input<"admin create">): Promise<void> {
   const password = await readPassword();
-  const admin = await createAdmin(db, values.email, password, isoNow(systemClock)).catch(asUsage);
+  const admin = await writes.run(null, (trx) => createAdmin(trx, values.email, password, isoNow(systemClock))).catch(asUsage);
   output(values.json, { id: admin.id, email: admin.email }, `Created admin ${admin.email} (${admin.id}).`);
 }
 
@@ -32,16 +33,16 @@ export async function adminList(db: Kysely<Database>, { values }: Input<"admin l
 }
 
 /** `crm admin delete ID`: the account and its sessions. */
-export async function adminDelete(db: Kysely<Database>, { values, args }: Input<"admin delete">): Promise<void> {
+export async function adminDelete(writes: UnitOfWork, { values, args }: Input<"admin delete">): Promise<void> {
   const id = args[0]!;
-  if (!(await deleteAdmin(db, id))) throw new UsageError(`no admin ${id}`);
+  if (!(await writes.run(null, (trx) => deleteAdmin(trx, id)))) throw new UsageError(`no admin ${id}`);
   output(values.json, { id, deleted: true }, `Deleted admin ${id}; its sessions are ended.`);
 }
 
 /** `crm admin set-password --email E`: a new password from stdin; the account's sessions end. */
-export async function adminSetPassword(db: Kysely<Database>, { values }: Input<"admin set-password">): Promise<void> {
+export async function adminSetPassword(writes: UnitOfWork, { values }: Input<"admin set-password">): Promise<void> {
   const password = await readPassword();
-  const admin = await setAdminPassword(db, values.email, password, isoNow(systemClock)).catch(asUsage);
+  const admin = await writes.run(null, (trx) => setAdminPassword(trx, values.email, password, isoNow(systemClock))).catch(asUsage);
   if (!admin) throw new UsageError(`no admin with the email ${values.email}`);
   output(values.json, { id: admin.id, email: admin.email }, `Set the password of ${admin.email} (${admin.id}); its sessions are ended.`);
 }

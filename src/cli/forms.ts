@@ -1,5 +1,6 @@
 import type { Kysely } from "kysely";
 import type { Database } from "../storage/schema.ts";
+import type { UnitOfWork } from "../storage/unit-of-work.ts";
 import { systemClock } from "../lib/clock.ts";
 import { isoNow } from "../lib/time.ts";
 import { FormFieldsError } from "../forms/fields.ts";
@@ -17,14 +18,14 @@ const OPTION_OF = { fields: "", name: "--name ", redirectUrl: "--redirect-url " 
  * address.city, …) or custom-field ids or exact titles, stored by id; anything else is a
  * usage error (exit 2).
  */
-export async function formCreate(db: Kysely<Database>, { values }: Input<"form create">): Promise<void> {
+export async function formCreate(db: Kysely<Database>, writes: UnitOfWork, { values }: Input<"form create">): Promise<void> {
   const projectId = values.project;
   if (!(await findProject(db, projectId))) throw new UsageError(`no project ${projectId}`);
   const fields = values.fields.split(",").map((f) => f.trim()).filter(Boolean);
   const redirectUrl = values["redirect-url"] ?? null;
   let form;
   try {
-    form = await createForm(db, { projectId, name: values.name, fields, redirectUrl }, isoNow(systemClock));
+    form = await writes.run(projectId, (trx) => createForm(trx, { projectId, name: values.name, fields, redirectUrl }, isoNow(systemClock)));
   } catch (error) {
     if (error instanceof FormFieldsError) throw new UsageError(OPTION_OF[error.field] + error.message);
     throw error;

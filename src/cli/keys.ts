@@ -3,6 +3,7 @@ import { createApiKey, listApiKeys, revokeApiKey } from "../auth/keys.ts";
 import { parseScopes } from "../auth/scopes.ts";
 import type { Config } from "../config.ts";
 import type { Database } from "../storage/schema.ts";
+import type { UnitOfWork } from "../storage/unit-of-work.ts";
 import { systemClock } from "../lib/clock.ts";
 import { isoNow, toIso } from "../lib/time.ts";
 import { findProject } from "../projects/service.ts";
@@ -10,7 +11,7 @@ import { output, UsageError } from "./args.ts";
 import type { Input } from "./commands.ts";
 
 /** `crm key create` (decisions §3); the key itself is printed once, here. */
-export async function keyCreate(db: Kysely<Database>, config: Config, { values }: Input<"key create">): Promise<void> {
+export async function keyCreate(db: Kysely<Database>, writes: UnitOfWork, config: Config, { values }: Input<"key create">): Promise<void> {
   const projectId = values.project;
   if (!(await findProject(db, projectId))) throw new UsageError(`no project ${projectId}`);
   const scopes = parseScopes(values.scopes);
@@ -20,7 +21,8 @@ export async function keyCreate(db: Kysely<Database>, config: Config, { values }
     expiresAt = toIso(values["expires-at"]);
     if (!expiresAt) throw new UsageError("--expires-at must be an ISO 8601 time");
   }
-  const created = await createApiKey(db, { projectId, scopes, name: values.name ?? null, expiresAt, env: config.CRM_ENV, now: isoNow(systemClock) });
+  const input = { projectId, scopes, name: values.name ?? null, expiresAt, env: config.CRM_ENV, now: isoNow(systemClock) };
+  const created = await writes.run(projectId, (trx) => createApiKey(trx, input));
   output(
     values.json,
     { ...created, projectId, scopes, name: values.name ?? null, expiresAt },
@@ -29,9 +31,9 @@ export async function keyCreate(db: Kysely<Database>, config: Config, { values }
 }
 
 /** `crm key revoke ID` (decisions §3). */
-export async function keyRevoke(db: Kysely<Database>, { values, args }: Input<"key revoke">): Promise<void> {
+export async function keyRevoke(writes: UnitOfWork, { values, args }: Input<"key revoke">): Promise<void> {
   const id = args[0]!;
-  if (!(await revokeApiKey(db, id, isoNow(systemClock)))) throw new UsageError(`no key ${id}`);
+  if (!(await writes.run(null, (trx) => revokeApiKey(trx, id, isoNow(systemClock))))) throw new UsageError(`no key ${id}`);
   output(values.json, { id, revoked: true }, `Revoked key ${id}.`);
 }
 
