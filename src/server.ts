@@ -18,7 +18,7 @@ import { Metrics } from "./metrics/registry.ts";
 import { runtime, type RunningServer } from "./runtime/index.ts";
 import { systemResolver, type Resolver } from "./webhooks/address-policy.ts";
 import { Dispatcher } from "./webhooks/dispatcher.ts";
-import { checkSecretKey, loadSecretBox } from "./lib/secret-box.ts";
+import { checkSecretKey, loadSecretBox } from "./secrets/secret-box.ts";
 
 /** What tests may replace: the DNS resolver, the log and the clock (everything else is the real thing). */
 export interface ServiceOverrides {

@@ -10,7 +10,7 @@ import { systemClock } from "../lib/clock.ts";
 import { isoNow } from "../lib/time.ts";
 import { findProject } from "../projects/service.ts";
 import { runtime } from "../runtime/index.ts";
-import { checkSecretKey, existingSecretBox } from "../lib/secret-box.ts";
+import { checkSecretKey, existingSecretBox } from "../secrets/secret-box.ts";
 import { output, UsageError } from "./args.ts";
 import type { Input } from "./commands.ts";
 

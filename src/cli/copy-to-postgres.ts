@@ -3,7 +3,7 @@ import { ConfigError, configSchema, type Config } from "../config.ts";
 import { openDatabase } from "../storage/sqlite/open.ts";
 import { openPostgres } from "../storage/postgres/open.ts";
 import { runtime } from "../runtime/index.ts";
-import { checkSecretKey, existingSecretBox } from "../lib/secret-box.ts";
+import { checkSecretKey, existingSecretBox } from "../secrets/secret-box.ts";
 import { output, UsageError } from "./args.ts";
 import type { Input } from "./commands.ts";
 import { COPY_ORDER, copyTables } from "./copy-tables.ts";
@@ -38,7 +38,7 @@ export async function copyToPostgresCommand(config: Config, { values, args }: In
   const source = await openDatabase(path, config.CRM_SYNCHRONOUS);
   try {
     // The key check travels with the settings: written here when the file predates it, so
-    // a node started on the copy with another key is refused at start (src/lib/secret-box.ts).
+    // a node started on the copy with another key is refused at start (src/secrets/secret-box.ts).
     const secrets = existingSecretBox(config.CRM_SECRET_KEY, path);
     if (secrets) await checkSecretKey(source.db, secrets);
     const tables = await copyInto(url, source.raw);

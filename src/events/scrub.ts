@@ -123,7 +123,7 @@ export async function eventsAbout(db: Db, projectId: string, history: IdPeriod[]
   return found;
 }
 
-/** Opens and seals stored answers (src/lib/secret-box.ts: they are sealed at rest). */
+/** Opens and seals stored answers (src/secrets/secret-box.ts: they are sealed at rest). */
 export interface Sealer {
   open(sealed: string): string;
   seal(plain: string): string;

@@ -8,7 +8,7 @@ import type { CursorCodec } from "../lib/cursor.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
 import type { Metrics } from "../metrics/registry.ts";
-import type { SecretBox } from "../lib/secret-box.ts";
+import type { SecretBox } from "../secrets/secret-box.ts";
 import type { WebhookEnv } from "../webhooks/attempt.ts";
 
 /** What createApp needs; tests and the CLI build the same (style: createApp(deps)). */

@@ -1,6 +1,6 @@
 import type { Clock } from "../lib/clock.ts";
 import { checkUrl, type Resolver } from "./address-policy.ts";
-import type { SecretBox } from "../lib/secret-box.ts";
+import type { SecretBox } from "../secrets/secret-box.ts";
 import { postPinned, type SendResult } from "./sender.ts";
 import { signatureHeaders, signingSecrets, type SealedSecrets } from "./signature.ts";
 

@@ -10,7 +10,7 @@ import { failureReason, isSuccess } from "./outcome.ts";
 import { deliveriesDue, insertDeliveries, subscribesTo } from "../events/outbox.ts";
 import { findWebhook, toWebhook } from "./repository.ts";
 import { REDELIVER_MAX } from "./schemas.ts";
-import type { SecretBox } from "../lib/secret-box.ts";
+import type { SecretBox } from "../secrets/secret-box.ts";
 import { generateSecret } from "./signature.ts";
 
 const ROTATION_OVERLAP_MS = 24 * 3_600_000;

@@ -32,7 +32,7 @@ export function signatureHeaders(
   };
 }
 
-/** The secret columns of a subscription, sealed (src/lib/secret-box.ts). */
+/** The secret columns of a subscription, sealed (src/secrets/secret-box.ts). */
 export interface SealedSecrets {
   secret: string;
   previous_secret: string | null;

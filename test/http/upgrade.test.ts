@@ -14,7 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { migrate } from "../../src/storage/sqlite/migrate.ts";
 import { runtime } from "../../src/runtime/index.ts";
-import { SecretBox } from "../../src/lib/secret-box.ts";
+import { SecretBox } from "../../src/secrets/secret-box.ts";
 import { addLitestreamTables, HISTORIES, migrateLikeBefore, SAMPLE, schemaOf, seedOldShape, type History } from "../fixtures/migrations/history.ts";
 import { postgresOnly, releaseDatabases, sqliteOnly } from "../helpers/postgres.ts";
 import { parseServiceSignature, serviceHmacHex, startReceiver, type Receiver } from "../helpers/receiver.ts";

@@ -12,7 +12,7 @@ import { distinct, startReceiver, type Receiver, type ReceivedRequest, type Repl
 import { makeApi, startServer, type Api, type ServerHandle } from "../helpers/server.ts";
 import { openSideDatabase } from "../helpers/side-db.ts";
 import { until } from "../helpers/until.ts";
-import { SecretBox } from "../../src/lib/secret-box.ts";
+import { SecretBox } from "../../src/secrets/secret-box.ts";
 
 /** Generous: every wait ends when its condition holds; only a broken service waits this long. */
 const WAIT_MS = 20_000;

@@ -7,7 +7,7 @@
 import { expect, test } from "bun:test";
 import { openDatabase } from "../../src/storage/sqlite/open.ts";
 import { Dispatcher } from "../../src/webhooks/dispatcher.ts";
-import { SecretBox } from "../../src/lib/secret-box.ts";
+import { SecretBox } from "../../src/secrets/secret-box.ts";
 import { ManualClock } from "../helpers/clock.ts";
 
 const silent = { debug() {}, info() {}, warn() {}, error() {} };
