@@ -18,6 +18,16 @@ import type { WriteQueue } from "./sqlite/group-commit.ts";
  *   functions of src/storage/query.ts, taking `db | trx` like any repository function.
  *
  * The domains' queries themselves are plain Kysely, which compiles for both backends.
+ * Each backend also has its own schema migrations, applied when it opens: db/*.sql for
+ * SQLite, db/postgres/*.sql for PostgreSQL (one schema equal to SQLite's end state), run
+ * and checked (frozen by checksum) by src/storage/migrations.ts's shared rules.
+ *
+ * The files: index.ts (openStorage), port.ts (this), query.ts (the query-time functions),
+ * prepared.ts (compile-once queries), claims.ts (the in-process claim), migrations.ts,
+ * schema.ts (the tables' types), keyset.ts, settings.ts; sqlite/ and postgres/ each hold
+ * index.ts (its `Storage`), dialect.ts (its `Dialect`), open.ts, migrate.ts and
+ * migrations.ts, plus SQLite's group commit, reader, direct statements and statistics,
+ * and PostgreSQL's pooled writes, claims (leases) and shared buckets.
  */
 export interface Storage {
   /** Open: the Kysely database the domains query and write through. */

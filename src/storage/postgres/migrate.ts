@@ -1,6 +1,6 @@
 import type { Pool, PoolClient } from "pg";
-import { postgresMigrations, type Migration } from "../sqlite/migrations.ts";
-import { assertFrozen, checksum, refuseNewer, type Recorded } from "../sqlite/migrate.ts";
+import { assertFrozen, checksum, refuseNewer, type Migration, type Recorded } from "../migrations.ts";
+import { postgresMigrations } from "./migrations.ts";
 
 /** The advisory lock every node takes to migrate and bootstrap (decisions §13: each applied once). */
 export const START_LOCK = 0x63726d01; // "crm" 1

@@ -1,28 +1,13 @@
-import { createHash } from "node:crypto";
-import { ConfigError } from "../../config.ts";
 import type { SqliteHandle } from "../../runtime/index.ts";
-import { migrations as embedded, type Migration } from "./migrations.ts";
+import { assertFrozen, checksum, MigrationError, refuseNewer, type Migration, type Recorded } from "../migrations.ts";
+import { migrations as embedded } from "./migrations.ts";
 
-/**
- * The database cannot be used by this build: an applied migration's file changed, or a
- * newer build migrated it. A start-up refusal like a bad setting: `crm: <one line>`, exit 2.
- */
-export class MigrationError extends ConfigError {}
-
-/** SHA-256 of a migration's text, line endings read as \n (a CRLF checkout is the same file). */
-export function checksum(sql: string): string {
-  return createHash("sha256").update(sql.replace(/\r\n/g, "\n")).digest("hex");
-}
+export { checksum, MigrationError } from "../migrations.ts";
 
 // Fresh databases get the checksum column here; older ones get it from ALTER TABLE, which
 // writes the same definition into sqlite_master, so both schemas read the same.
 const CREATE_TABLE =
   "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL, checksum TEXT) STRICT";
-
-export interface Recorded {
-  name: string;
-  checksum: string | null;
-}
 
 /**
  * Checks the recorded migrations against the embedded ones, then applies those not yet
@@ -108,31 +93,12 @@ function adoptUnrecordedChecksums(raw: SqliteHandle, list: readonly Migration[])
   }
 }
 
-/** Stops the start when a newer build migrated the database (checked before anything is written). */
-export function refuseNewer(names: string[], list: readonly Migration[]): void {
-  const unknown = names.filter((name) => !list.some((m) => m.name === name));
-  if (unknown.length > 0) {
-    throw new MigrationError(
-      `this database was migrated by a newer version (it records ${unknown.join(", ")}, which this build does not have); run that version or a newer one`,
-    );
-  }
-}
-
 /** The recorded names, once every recorded migration is known and unchanged. */
 function verify(raw: SqliteHandle, list: readonly Migration[]): Set<string> {
   const rows = raw.all<Recorded>("SELECT name, checksum FROM schema_migrations ORDER BY name");
   refuseNewer(rows.map((r) => r.name), list);
   for (const row of rows) assertFrozen(row, list.find((m) => m.name === row.name)!.sql);
   return new Set(rows.map((r) => r.name));
-}
-
-export function assertFrozen(row: Recorded, sql: string): void {
-  const expected = checksum(sql);
-  if (row.checksum !== null && row.checksum !== expected) {
-    throw new MigrationError(
-      `migration ${row.name} differs from the one applied to this database (file checksum ${expected.slice(0, 12)}, applied ${row.checksum.slice(0, 12)}): migrations are frozen; add a new file`,
-    );
-  }
 }
 
 /** True when every embedded migration is recorded (for /readyz). */

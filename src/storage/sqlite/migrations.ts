@@ -9,16 +9,10 @@ import m0005 from "../../../db/0005_deliveries_due_by_subscription.sql" with { t
 import m0006 from "../../../db/0006_admin_console.sql" with { type: "text" };
 import m0007 from "../../../db/0007_erasure_and_import_uploads.sql" with { type: "text" };
 import m0008 from "../../../db/0008_admin_sign_in_attempts.sql" with { type: "text" };
-import pg0001 from "../../../db/postgres/0001_init.sql" with { type: "text" };
-import pg0002 from "../../../db/postgres/0002_admin_console.sql" with { type: "text" };
-import pg0003 from "../../../db/postgres/0003_erasure_and_import_uploads.sql" with { type: "text" };
-import pg0004 from "../../../db/postgres/0004_admin_sign_in_attempts.sql" with { type: "text" };
 
-/** One migration: its file name without `.sql`, and its text (checksummed when applied). */
-export interface Migration {
-  name: string;
-  sql: string;
-}
+import type { Migration } from "../migrations.ts";
+
+export type { Migration } from "../migrations.ts";
 
 export const migrations: readonly Migration[] = [
   { name: "0001_init", sql: m0001 },
@@ -29,16 +23,4 @@ export const migrations: readonly Migration[] = [
   { name: "0006_admin_console", sql: m0006 },
   { name: "0007_erasure_and_import_uploads", sql: m0007 },
   { name: "0008_admin_sign_in_attempts", sql: m0008 },
-];
-
-/**
- * PostgreSQL's own files (db/postgres/): one schema equal to the SQLite files' end state,
- * then its own steps. Applied and checked the same way, under an advisory lock
- * (src/storage/postgres/migrate.ts).
- */
-export const postgresMigrations: readonly Migration[] = [
-  { name: "0001_init", sql: pg0001 },
-  { name: "0002_admin_console", sql: pg0002 },
-  { name: "0003_erasure_and_import_uploads", sql: pg0003 },
-  { name: "0004_admin_sign_in_attempts", sql: pg0004 },
 ];

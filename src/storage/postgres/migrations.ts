@@ -1,0 +1,20 @@
+// PostgreSQL's migrations are plain SQL files in db/postgres/, embedded at build time like
+// SQLite's (src/storage/sqlite/migrations.ts). Append new files here in order; never edit
+// an applied one: its checksum is recorded and checked at every start (migrate.ts).
+import pg0001 from "../../../db/postgres/0001_init.sql" with { type: "text" };
+import pg0002 from "../../../db/postgres/0002_admin_console.sql" with { type: "text" };
+import pg0003 from "../../../db/postgres/0003_erasure_and_import_uploads.sql" with { type: "text" };
+import pg0004 from "../../../db/postgres/0004_admin_sign_in_attempts.sql" with { type: "text" };
+import type { Migration } from "../migrations.ts";
+
+/**
+ * PostgreSQL's own files (db/postgres/): one schema equal to the SQLite files' end state,
+ * then its own steps. Applied and checked the same way, under an advisory lock
+ * (migrate.ts).
+ */
+export const postgresMigrations: readonly Migration[] = [
+  { name: "0001_init", sql: pg0001 },
+  { name: "0002_admin_console", sql: pg0002 },
+  { name: "0003_erasure_and_import_uploads", sql: pg0003 },
+  { name: "0004_admin_sign_in_attempts", sql: pg0004 },
+];
