@@ -160,7 +160,7 @@ describe("group commit", () => {
   });
 });
 
-describe("compiled statements run directly on the connection inside a batch (src/storage/sqlite/prepared.ts)", () => {
+describe("compiled statements run directly on the connection inside a batch (src/storage/sqlite/direct.ts)", () => {
   const insertValue = preparedQuery<[string], never>(1, (k, v) => (k as Kysely<any>).insertInto("t").values({ v }) as never);
   const insertReturning = preparedQuery<[string], { v: string }>(1, (k, v) =>
     (k as Kysely<any>).insertInto("t").values({ v }).returning("v") as never,
