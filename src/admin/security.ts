@@ -53,7 +53,7 @@ export function loadSession(): MiddlewareHandler<AdminEnv> {
   return async function loadSession(c, next) {
     const token = getCookie(c, SESSION_COOKIE);
     if (token) {
-      const session = await findSession(c.var.deps.db, token, c.var.deps.clock.now());
+      const session = await findSession(c.var.deps.db, c.var.deps.writes, token, c.var.deps.clock.now());
       if (session) c.set("session", session);
     }
     await next();

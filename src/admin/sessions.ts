@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { Db } from "../storage/schema.ts";
+import type { UnitOfWork } from "../storage/unit-of-work.ts";
 
 /** Sessions end after 12 h without a request (decisions §14). */
 export const IDLE_MS = 12 * 3_600_000;
@@ -32,7 +33,7 @@ export async function startSession(db: Db, adminId: string, now: number): Promis
  * none or it was idle for 12 h (it is then deleted). Every node reads the same table
  * (decisions §14: sessions live in the database).
  */
-export async function findSession(db: Db, token: string, now: number): Promise<Session | null> {
+export async function findSession(db: Db, writes: UnitOfWork, token: string, now: number): Promise<Session | null> {
   const id = hashToken(token);
   const row = await db
     .selectFrom("admin_sessions")
@@ -43,11 +44,11 @@ export async function findSession(db: Db, token: string, now: number): Promise<S
   if (!row) return null;
   const seen = Date.parse(row.last_seen_at);
   if (now - seen >= IDLE_MS) {
-    await db.deleteFrom("admin_sessions").where("id", "=", id).execute();
+    await writes.run(null, (trx) => trx.deleteFrom("admin_sessions").where("id", "=", id).execute());
     return null;
   }
   if (now - seen >= TOUCH_EVERY_MS) {
-    await db.updateTable("admin_sessions").set({ last_seen_at: new Date(now).toISOString() }).where("id", "=", id).execute();
+    await writes.run(null, (trx) => trx.updateTable("admin_sessions").set({ last_seen_at: new Date(now).toISOString() }).where("id", "=", id).execute());
   }
   return { id, adminId: row.admin_id, email: row.email, csrfToken: row.csrf_token };
 }
