@@ -113,7 +113,8 @@ export async function inSavepoint<T>(trx: Db, name: string, work: () => Promise<
  * queue, and settles once that has committed. The API's requests, the console's actions,
  * the CLI, imports, forms, the dispatcher's outcomes and the jobs all write here. After
  * the COMMIT it runs the unit's afterCommit hooks, once; a unit that rolls back (its
- * savepoint, or the whole batch) runs none.
+ * savepoint, or the whole batch) runs none. Whatever every write must also do in its own
+ * transaction (a change log, say) belongs in `once`, around `work`.
  */
 export class UnitOfWork {
   private readonly listeners = new Map<CommitSignal, Array<() => void>>();
@@ -141,12 +142,12 @@ export class UnitOfWork {
    */
   async run<T>(owner: Owner, work: Work<T>, options: { patienceMs?: number } = {}): Promise<T> {
     if (options.patienceMs === undefined) return this.once(owner, work);
-    const deadline = Date.now() + options.patienceMs;
+    const deadline = performance.now() + options.patienceMs;
     for (let wait = 50; ; wait = Math.min(wait * 2, 1_000)) {
       try {
         return await this.once(owner, work);
       } catch (error) {
-        if (!(error instanceof WriteQueueFull) || Date.now() > deadline) throw error;
+        if (!(error instanceof WriteQueueFull) || performance.now() > deadline) throw error;
       }
       await new Promise((resolve) => setTimeout(resolve, wait));
     }
