@@ -9,7 +9,7 @@
 export const modules = {
   retry: { mutate: ["src/webhooks/retry.ts"], tests: ["test/unit/retry.test.ts"] },
   signature: { mutate: ["src/webhooks/signature.ts"], tests: ["test/unit/signature.test.ts"] },
-  cursor: { mutate: ["src/lib/cursor.ts", "src/db/keyset.ts"], tests: ["test/unit/cursor.test.ts", "test/unit/keyset.test.ts"] },
+  cursor: { mutate: ["src/lib/cursor.ts", "src/storage/keyset.ts"], tests: ["test/unit/cursor.test.ts", "test/unit/keyset.test.ts"] },
   limiter: { mutate: ["src/auth/limiter.ts", "src/auth/rate-limiter.ts"], tests: ["test/unit/limiter.test.ts", "test/unit/rate-limiter.test.ts"] },
   "list-query": { mutate: ["src/contacts/list-query.ts"], tests: ["test/unit/list-query.test.ts", "test/unit/query-plans.test.ts"] },
   matching: { mutate: ["src/contacts/matching.ts"], tests: ["test/unit/matching.test.ts"] },
