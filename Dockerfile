@@ -1,5 +1,5 @@
 # syntax=docker/dockerfile:1
-# The CRM service as one image (decisions §1, §11; docs/deployment.md):
+# The CRM service as one image (docs/operations.md §1, §3; docs/deployment.md):
 #   docker build -t crm .
 #   docker run -d -p 8080:8080 -v crm-data:/data --name crm crm
 # Stage 1 installs exactly what CI installs (npm ci: Bun, Litestream) and compiles the

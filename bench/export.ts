@@ -1,5 +1,5 @@
 /**
- * `crm export` in constant memory (decisions §17, issue 16): the CLI run as a user runs it,
+ * `crm export` in constant memory (docs/import-export.md §2, issue 16): the CLI run as a user runs it,
  * under `/usr/bin/time -v`, on a copy of a database of 1 M contacts built through the API
  * (bench/run.ts), for the big project (≈1 M contacts) and a small one (≈10 k) of the same
  * file, in both formats. Prints contacts, seconds, contacts/s and peak RSS for each run, and

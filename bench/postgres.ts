@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL rows of `npm run bench` (decisions §13): the scenarios of bench/run.ts on
+ * The PostgreSQL rows of `npm run bench` (docs/scaling.md §6): the scenarios of bench/run.ts on
  * PostgreSQL, on ONE node and on TWO nodes (two `crm serve` processes on one database, wrk's
  * threads split over both ports by bench/wrk/split.lua), beside the raw limits of `pg` on the
  * same database and pool size (bench/postgres/limits.ts), with the ratios API / raw in the same run.
@@ -108,7 +108,7 @@ async function main(): Promise<PgResults> {
   dbEnv = {
     CRM_DATABASE_URL: url,
     CRM_DB_POOL_SIZE: String(POOL),
-    // Every node and the CLI seal with one key (decisions §13); CRM_DB_PATH only places nothing outside tmp.
+    // Every node and the CLI seal with one key (docs/scaling.md §6); CRM_DB_PATH only places nothing outside tmp.
     CRM_SECRET_KEY: randomBytes(32).toString("base64"),
     CRM_DB_PATH: join(tmp, "unused.db"),
   };

@@ -121,7 +121,7 @@ export async function seedApi(server: ServerHandle, key: string, receiver: (repl
 }
 
 /** A trade-show export: good rows, a duplicate, and rows the importer refuses (no name, a bad email, a bad plan). */
-/** A HubSpot export's header (decisions §17: matched by alias), with a column no field matches. */
+/** A HubSpot export's header (docs/import-export.md §2: matched by alias), with a column no field matches. */
 export const HUBSPOT_CSV = [
   "First Name,Last Name,Email,Phone Number,Company Name,City,Lead Status",
   "Grace,Hopper,grace.hopper@example.com,+1 212 555 0100,Navy Labs,Arlington,Open",

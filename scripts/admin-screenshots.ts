@@ -1,5 +1,5 @@
 /**
- * Screenshots of every page of the admin console (decisions §14), for a person to review:
+ * Screenshots of every page of the admin console (docs/admin.md §3), for a person to review:
  *
  *   bun scripts/admin-screenshots.ts [outDir]      (npm run admin:screenshots; default /tmp/admin-screens)
  *
@@ -383,7 +383,7 @@ async function main() {
     await click(page, "Start import");
     await until(async () => (await page.reload(), !(await page.locator("main").innerText()).includes("Importing…")), { timeoutMs: 30_000, intervalMs: 500, what: "the import to finish" });
   });
-  // An export of another CRM: the matched columns are shown before the import runs (decisions §17).
+  // An export of another CRM: the matched columns are shown before the import runs (docs/import-export.md §2).
   await state(viewers, "import-preview", async (page) => {
     await page.goto(`${server.origin}${base}/import`);
     await page.getByLabel("CSV file", { exact: true }).setInputFiles({ name: "hubspot-contacts.csv", mimeType: "text/csv", buffer: Buffer.from(HUBSPOT_CSV) });
@@ -424,7 +424,7 @@ async function main() {
     await click(page, "Upload");
   });
 
-  // Export, and erasing a person (decisions §17).
+  // Export, and erasing a person (docs/import-export.md §2).
   await state(viewers, "export", go(`${base}/export`));
   if (adaPath) {
     await state(viewers, "contact-erase", go(`${adaPath}/erase`));

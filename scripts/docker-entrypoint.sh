@@ -1,5 +1,5 @@
 #!/bin/sh
-# Entry point of the Docker image (docs/deployment.md, decisions §11).
+# Entry point of the Docker image (docs/deployment.md, docs/operations.md §3).
 #   no arguments or "serve": start the server; under Litestream when LITESTREAM_REPLICA_URL is
 #     set, after restoring the database from the replica if the file is missing (a new volume
 #     on a replacement machine), so a lost disk comes back by itself.

@@ -1,6 +1,6 @@
 /**
  * Generates the typed client's types, clients/typescript/src/schema.d.ts, from the OpenAPI
- * document the server serves (decisions §15: types generated with openapi-typescript and
+ * document the server serves (docs/api.md §16.1: types generated with openapi-typescript and
  * checked up to date by `npm test`, test/client/types-up-to-date.test.ts).
  * Usage: bun scripts/generate-client-types.ts      (npm run client:generate)
  */

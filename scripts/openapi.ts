@@ -1,5 +1,5 @@
 /**
- * Prints the OpenAPI document (decisions §15) without starting a server: the input of the
+ * Prints the OpenAPI document (docs/api.md §16.1) without starting a server: the input of the
  * lint (`npm run lint:openapi`) and of the typed client's generated types.
  * Usage: bun scripts/openapi.ts [OUTPUT]
  */

@@ -23,7 +23,7 @@ import { webhookRoutes } from "./webhooks/routes.ts";
 
 /**
  * The zod hook of every route (@hono/zod-validator): on a failure `data` is the input as
- * received (the body, the query), which tells a missing field from a wrong type (decisions §15).
+ * received (the body, the query), which tells a missing field from a wrong type (docs/api.md §16).
  */
 const defaultHook = (result: { success: boolean; error?: unknown; data?: unknown; target?: string }) => {
   if (!result.success) throw validationFailure(result.error as z.ZodError, { input: result.data, target: result.target });
@@ -38,10 +38,10 @@ const PingSchema = z
   })
   .openapi("Ping");
 
-/** The versioned API (interface §4), mounted under /v1; also the source of the OpenAPI document. */
+/** The versioned API (docs/api.md §3), mounted under /v1; also the source of the OpenAPI document. */
 export function createApi() {
   const api = new OpenAPIHono<AppEnv>({ defaultHook });
-  // Web-form submissions take no key (decisions §10): mounted ahead of authenticate, their handler answers first.
+  // Web-form submissions take no key (docs/api.md §15): mounted ahead of authenticate, their handler answers first.
   api.route("/", formRoutes());
   api.use("*", authenticate());
   api.openapi(
@@ -85,7 +85,7 @@ export function createApp(deps: AppDeps) {
   const app = new OpenAPIHono<AppEnv>({ defaultHook });
   const api = createApi();
   const matchers = routeMatchers(api);
-  // Built on the first request and kept (decisions §16): ~70 ms that start-up does not wait for.
+  // Built on the first request and kept (docs/api.md §7): ~70 ms that start-up does not wait for.
   let document: string | undefined;
 
   app.use("*", requestContext(deps));
@@ -93,7 +93,7 @@ export function createApp(deps: AppDeps) {
   // (421) and answers errors as pages, then holds every body to its limit before its session
   // or CSRF check; a browser's form post answers errors as pages too. The API's write routes
   // judge their bodies right after the key and the scope (src/http/openapi.ts `writing`),
-  // so a 413 carries the key's RateLimit headers (interface §4); web forms, in their gate.
+  // so a 413 carries the key's RateLimit headers (docs/api.md §3); web forms, in their gate.
   app.use("/admin/*", consoleHosts());
   app.use("/admin/*", adminErrorPages() as unknown as MiddlewareHandler<AppEnv>);
   app.use("/admin/*", limitBodies());
@@ -132,7 +132,7 @@ export function createApp(deps: AppDeps) {
 /** Any error as the ApiError it is answered with; an unexpected one is logged with the request id and is a plain 500. */
 function asApiError(error: Error, c: Context<AppEnv>, deps: AppDeps): ApiError {
   if (error instanceof ApiError) return error;
-  // The write queue is full (decisions §16): the server is saturated, the client retries later.
+  // The write queue is full (docs/api.md §7): the server is saturated, the client retries later.
   if (error instanceof WriteQueueFull) {
     return new ApiError("ERR_RATE_LIMITED", "Too many writes are waiting; retry after the time in Retry-After.", undefined, { "Retry-After": "1" });
   }

@@ -6,7 +6,7 @@ import { createProject } from "./projects/service.ts";
 import { lockUntilCommit } from "./storage/query.ts";
 
 /**
- * First start on an empty database (decisions §3): project `default` with its reference
+ * First start on an empty database (docs/cli.md §3.1): project `default` with its reference
  * data and one all-scope key, printed once, created at `now` (the service's clock). Returns
  * the key, or null when nothing was done.
  */
@@ -14,7 +14,7 @@ export async function bootstrap(writes: UnitOfWork, config: Config, now: string)
   if (!config.CRM_BOOTSTRAP) return null;
   return writes.run(null, async (trx) => {
     // Nodes starting together on an empty PostgreSQL database: one creates, the others
-    // wait here, then see its project (decisions §13: the bootstrap happens once).
+    // wait here, then see its project (docs/scaling.md §6: the bootstrap happens once).
     await lockUntilCommit(trx, "crm:bootstrap");
     const existing = await trx.selectFrom("projects").select("id").limit(1).executeTakeFirst();
     if (existing) return null;

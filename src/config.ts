@@ -2,7 +2,7 @@ import { z } from "zod";
 import { parseAdminHosts } from "./admin/hosts.ts";
 import { parseTrustedProxies } from "./http/client-address.ts";
 
-/** Parses `5m`, `2.5h`, `10s`, `250ms` into milliseconds (decisions §1 retry schedule). */
+/** Parses `5m`, `2.5h`, `10s`, `250ms` into milliseconds (docs/operations.md §1 retry schedule). */
 export function parseDuration(text: string): number | null {
   const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)$/.exec(text.trim());
   if (!m) return null;
@@ -20,7 +20,7 @@ const schedule = z.string().transform((value, ctx) => {
   return ms as number[];
 });
 
-/** A setting read by `parse`, whose error message becomes the start's one line (decisions §1). */
+/** A setting read by `parse`, whose error message becomes the start's one line (docs/operations.md §1). */
 const parsedBy = <T>(parse: (text: string) => T) =>
   z.string().transform((value, ctx) => {
     try {
@@ -31,13 +31,13 @@ const parsedBy = <T>(parse: (text: string) => T) =>
     }
   });
 
-/** `CRM_TRUST_PROXY` (decisions §16): addresses and CIDRs of the reverse proxies in front. */
+/** `CRM_TRUST_PROXY` (docs/operations.md §8): addresses and CIDRs of the reverse proxies in front. */
 const trustedProxies = parsedBy(parseTrustedProxies);
 
 /** `CRM_ADMIN_HOSTS` (docs/security.md §5): the host names the console answers besides loopback. */
 const adminHosts = parsedBy(parseAdminHosts);
 
-/** `CRM_SECRET_KEY` (decisions §1, §7): standard base64 of exactly 32 bytes, checked before anything is opened. */
+/** `CRM_SECRET_KEY` (docs/operations.md §2, docs/webhooks.md §2): standard base64 of exactly 32 bytes, checked before anything is opened. */
 const secretKey = z.string().refine((value) => {
   if (!/^[A-Za-z0-9+/]+={0,2}$/.test(value)) return false;
   try {
@@ -47,7 +47,7 @@ const secretKey = z.string().refine((value) => {
   }
 }, "must be the base64 of 32 bytes");
 
-/** `CRM_DATABASE_URL` (decisions §13): PostgreSQL instead of the SQLite file; `sslmode` in the URL is honoured by `pg`. */
+/** `CRM_DATABASE_URL` (docs/scaling.md §6): PostgreSQL instead of the SQLite file; `sslmode` in the URL is honoured by `pg`. */
 const databaseUrl = z.string().refine((value) => {
   try {
     const url = new URL(value);
@@ -60,7 +60,7 @@ const databaseUrl = z.string().refine((value) => {
 const bool = z.enum(["true", "false", "1", "0"]).transform((v) => v === "true" || v === "1");
 const port = z.coerce.number().int().min(0).max(65535);
 
-/** Every setting of decisions §1, one schema, parsed once at start. */
+/** Every setting of docs/operations.md §1, one schema, parsed once at start. */
 export const configSchema = z.object({
   PORT: port.default(8080),
   HOST: z.string().min(1).default("127.0.0.1"),
@@ -83,7 +83,7 @@ export type Config = z.infer<typeof configSchema>;
 
 export class ConfigError extends Error {}
 
-/** Reads the environment; a bad value throws one line naming the variable (decisions §1). */
+/** Reads the environment; a bad value throws one line naming the variable (docs/operations.md §1). */
 export function loadConfig(env: Record<string, string | undefined>): Config {
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
   const parsed = configSchema.safeParse(cleaned);

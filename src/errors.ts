@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 
-/** The closed set of error codes and their statuses (decisions §8). */
+/** The closed set of error codes and their statuses (docs/api.md §4). */
 export const errorStatus = {
   ERR_UNAUTHORIZED: 401,
   ERR_QUOTA_EXCEEDED: 402,
@@ -34,7 +34,7 @@ const reasons: Record<number, string> = {
   500: "Internal Server Error",
 };
 
-/** The one opaque 401 message, whatever the cause (interface §5 rule 4). */
+/** The one opaque 401 message, whatever the cause (docs/api.md §2 rule 4). */
 export const UNAUTHORIZED_MESSAGE = "Invalid or missing API key.";
 
 /** Every expected failure is thrown as an ApiError and rendered by `errorResponse`. */
@@ -55,7 +55,7 @@ export const validationError = (fieldName: string, message: string) =>
   new ApiError("ERR_FORM_VALIDATION", message, fieldName);
 export const notFound = (what: string) => new ApiError("ERR_NOT_FOUND", `${what} not found.`);
 
-/** The error envelope of interface §7: its one definition, which the OpenAPI document shows as `Error`. */
+/** The error envelope of docs/api.md §4: its one definition, which the OpenAPI document shows as `Error`. */
 export const ErrorSchema = z
   .object({
     success: z.literal(false),
@@ -69,7 +69,7 @@ export const ErrorSchema = z
 
 export type ErrorEnvelope = z.infer<typeof ErrorSchema>;
 
-/** Builds the envelope of interface §7; the only place that does. */
+/** Builds the envelope of docs/api.md §4; the only place that does. */
 export function envelope(error: ApiError): ErrorEnvelope {
   const body: ErrorEnvelope = {
     success: false,

@@ -24,7 +24,7 @@ type Runnable = Exclude<CommandName, "help" | "version">;
 /** Runs a command; its exit code (void: 0; negative: keep running, the server). */
 type Run<N extends Runnable> = (input: Input<N>, config: Config) => Promise<number | void>;
 
-/** The admin CLI works on the backend the server uses (decisions §13): the same variables. */
+/** The admin CLI works on the backend the server uses (docs/scaling.md §6): the same variables. */
 function onStorage<N extends Runnable>(run: (storage: Storage, input: Input<N>, config: Config) => Promise<void>): Run<N> {
   return async (input, config) => {
     const storage = await openStorage(config);
@@ -46,7 +46,7 @@ const RUN: { [N in Runnable]: Run<N> } = {
     return -1;
   },
   healthcheck: (_, config) => healthcheckCommand(config),
-  // Its source is the SQLite file even when CRM_DATABASE_URL is set (decisions §13).
+  // Its source is the SQLite file even when CRM_DATABASE_URL is set (docs/scaling.md §6).
   "copy-to-postgres": (input, config) => copyToPostgresCommand(config, input),
   "project create": onStorage((s, input) => projectCreate(unitsOf(s), input)),
   "project update": onStorage((s, input) => projectUpdate(s.db, unitsOf(s), input)),
@@ -70,7 +70,7 @@ const RUN: { [N in Runnable]: Run<N> } = {
 };
 
 /**
- * One entry point, server and admin CLI (decisions §1, §3, §15). The command line is read
+ * One entry point, server and admin CLI (docs/operations.md §1, docs/cli.md §4, §2). The command line is read
  * against the command table before anything else: help, the version and usage errors need
  * no configuration and touch no database.
  */

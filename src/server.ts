@@ -39,12 +39,12 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
-/** Opens, migrates, bootstraps and listens (decisions §11); `serve` adds the signals. */
+/** Opens, migrates, bootstraps and listens (docs/operations.md §3); `serve` adds the signals. */
 export async function startServices(config: Config, overrides: ServiceOverrides = {}): Promise<RunningService> {
   const log = overrides.log ?? createLogger(config.CRM_LOG_LEVEL);
   const clock = overrides.clock ?? systemClock;
   // Listen first: a port that cannot be had stops the start in one line before anything is
-  // created (decisions §1). Requests arriving while the database opens wait for it.
+  // created (docs/operations.md §1). Requests arriving while the database opens wait for it.
   const listener = listen(config);
   try {
     return await startOn(listener, config, log, clock, overrides);
@@ -100,7 +100,7 @@ async function serveOn(
 ): Promise<RunningService> {
   const { db } = storage;
   const secrets = serverKey(config);
-  // Every node must seal with the same key (decisions §13); a different one stops the start.
+  // Every node must seal with the same key (docs/scaling.md §6); a different one stops the start.
   await checkSecretKey(db, secrets);
   // The one way the service writes (src/storage/unit-of-work.ts); its commits that queued deliveries wake the dispatcher.
   const writes = new UnitOfWork(storage.newWriteQueue(), log);
@@ -120,7 +120,7 @@ async function serveOn(
     );
   }
   const keys = new KeyStore(db, writes);
-  // Where several nodes share the database, a key's buckets live there (decisions §13).
+  // Where several nodes share the database, a key's buckets live there (docs/scaling.md §6).
   const limiter = new RateLimiter(() => clock.now(), storage.sharedBuckets);
   const webhooks = { secrets, env: config.CRM_ENV, resolve: overrides.resolve ?? systemResolver, timeoutMs: config.CRM_WEBHOOK_TIMEOUT_MS, clock };
   const metrics = new Metrics();
@@ -159,7 +159,7 @@ async function serveOn(
     },
     cursors: new CursorCodec(await databaseSecret(db, "cursor_secret")),
     // Ready: the database answers (SQLite on its own handle, never queued behind writes;
-    // PostgreSQL within 2 s), the migrations are applied, the dispatcher is alive (decisions §11, §13).
+    // PostgreSQL within 2 s), the migrations are applied, the dispatcher is alive (docs/operations.md §3, docs/scaling.md §6).
     isReady: async () => dispatcher.alive() && (await storage.ready()),
   });
   const jobs = startJobs({ db, writes, keys, limiter, log, clock, refreshStatistics: () => storage.refreshStatistics() });
@@ -182,9 +182,9 @@ async function serveOn(
 }
 
 /**
- * The key that seals webhook secrets (decisions §7). CRM_SECRET_KEY was checked with the
+ * The key that seals webhook secrets (docs/webhooks.md §2). CRM_SECRET_KEY was checked with the
  * settings; a key file beside the database that holds no key, or cannot be read or made,
- * stops the start in one line too (decisions §15), not with a stack trace.
+ * stops the start in one line too (docs/api.md §16), not with a stack trace.
  */
 function serverKey(config: Config) {
   try {
@@ -196,7 +196,7 @@ function serverKey(config: Config) {
   }
 }
 
-/** `crm serve`: the services, until SIGTERM or SIGINT drains them and exits 0 (decisions §11). */
+/** `crm serve`: the services, until SIGTERM or SIGINT drains them and exits 0 (docs/operations.md §6.2). */
 export async function serve(config: Config): Promise<void> {
   const service = await startServices(config);
   let stopping = false;

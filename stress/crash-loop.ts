@@ -1,5 +1,5 @@
 /**
- * Crash loop (decisions §11, §12; interface §6.2): writers issue mixed creates, patches and
+ * Crash loop (docs/operations.md §3.1, docs/webhooks.md §2.2, §2): writers issue mixed creates, patches and
  * interaction logs while the server is killed with SIGKILL (kill -9) at random moments and
  * restarted on the same CRM_DB_PATH. After each restart every write acknowledged (answered
  * 2xx) by an earlier process is present; at the end every event GET /events lists reaches
@@ -156,7 +156,7 @@ export async function runCrashLoop(opts: CrashLoopOptions): Promise<CrashLoopRes
     const hook = await run.request(first, "POST", "/webhooks", { url: `${rx.url}/hook`, events: ["*"], description: "crash loop" });
     if (hook.status !== 201) throw new Error(`POST /webhooks: ${hook.status} ${hook.text}`);
     const hookId: string = hook.json.id;
-    // The server sees the CLI's project settings within 2 s (decisions §1): wait for them.
+    // The server sees the CLI's project settings within 2 s (docs/operations.md §1): wait for them.
     await until(
       async () => {
         const res = await fetch(`${first.server.url}/v1/ping`, { headers: { Authorization: `Bearer ${run.key}` } });

@@ -4,7 +4,7 @@ import { isEmail } from "../lib/formats.ts";
 import { newId } from "../lib/ids.ts";
 import { decoyHash, hashPassword, passwordProblem, verifyPassword } from "./password.ts";
 
-/** An admin account as the CLI and the console show it (decisions §14): never its hash. */
+/** An admin account as the CLI and the console show it (docs/admin.md §3): never its hash. */
 export interface Admin {
   id: string;
   email: string;

@@ -7,8 +7,8 @@ import { noErrors, type FormErrors } from "./ui.tsx";
 /**
  * A console action's writes: one unit of work, as an API request's (group commit on
  * SQLite, a pooled transaction on PostgreSQL), counted against the project's share of the
- * write queue (decisions §16); a unit that queued deliveries wakes the dispatcher once it
- * has committed. Same services, same rules, same events as the API (decisions §14).
+ * write queue (docs/operations.md §3.1); a unit that queued deliveries wakes the dispatcher once it
+ * has committed. Same services, same rules, same events as the API (docs/admin.md §3).
  */
 export function write<T>(c: Context<AdminEnv>, projectId: string | undefined, work: Work<T>): Promise<T> {
   return c.var.deps.writes.run(projectId ?? "", work);

@@ -73,7 +73,7 @@ export function adminErrorPages(): MiddlewareHandler<AdminEnv> {
 }
 
 /**
- * `/admin`, the admin console (decisions §14): server-rendered pages over the same services
+ * `/admin`, the admin console (docs/admin.md §3): server-rendered pages over the same services
  * as the API and the CLI. createApp puts its host check, its error pages and the body
  * limit in front (docs/security.md §2, §5).
  */

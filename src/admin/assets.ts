@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 
 /**
- * The console's stylesheet, served by the process (decisions §14: no CDN, works offline).
+ * The console's stylesheet, served by the process (docs/admin.md §3: no CDN, works offline).
  * System fonts; colours meet WCAG AA contrast (text #1b1f24 on white 16:1, muted #4b5563
  * 7.6:1, links #0b57d0 6.3:1, errors #b3261e 6.5:1); focus is always visible (a 3 px
  * outline); one column under 40 rem, wide tables scroll inside their own box.

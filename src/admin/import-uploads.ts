@@ -5,12 +5,12 @@ import type { Database, Db } from "../storage/schema.ts";
 
 /**
  * A CSV uploaded in the console, kept until its matched columns are checked and the import
- * is started (decisions §17: "the admin console's import shows the matched columns before
+ * is started (docs/import-export.md §1: "the admin console's import shows the matched columns before
  * it runs"). Stored in the database, not in the process, so the preview and the start may
  * be served by any node. The import takes the upload's id when it starts.
  *
  * The row is deleted when the import starts or once it has expired, and on SQLite its bytes
- * are zeroed as they are freed (`secure_delete`, decisions §25, docs/security.md §7); the
+ * are zeroed as they are freed (`secure_delete`, docs/security.md §7); the
  * import keeps none of them: its summary stores row numbers and reasons, never cells'
  * text (src/admin/imports.ts), save an unknown contact type's name (docs/import-export.md).
  */

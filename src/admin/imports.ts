@@ -6,7 +6,7 @@ import type { AppDeps } from "../http/env.ts";
 import { isoNow } from "../lib/time.ts";
 
 /**
- * The console's CSV imports (decisions §14, §17), run in the background of the server
+ * The console's CSV imports (docs/admin.md §3, docs/import-export.md §1), run in the background of the server
  * process that took the upload, through the same importer as `crm import`
  * (src/transfer/import.ts). Their progress and summary live in `admin_imports`, so a page
  * served by any node shows them.
@@ -22,7 +22,7 @@ const PROGRESS_EVERY_MS = 1_000;
  * a crash): it writes its progress at least every few seconds while it runs.
  */
 export const STALE_MS = 2 * 60_000;
-/** One transaction of the import writes rows for at most this long: it shares the API's write queue (decisions §16). */
+/** One transaction of the import writes rows for at most this long: it shares the API's write queue (docs/operations.md §3.1). */
 const IMPORT_BUDGET_MS = 20;
 /** How long the import waits for room in a full write queue before it gives up. */
 const QUEUE_PATIENCE_MS = 60_000;
@@ -68,7 +68,7 @@ const runnerOf = (db: object) => {
 };
 
 /**
- * SIGTERM (decisions §11): each import the service (`db`) runs stops once the rows it has
+ * SIGTERM (docs/operations.md §6.2): each import the service (`db`) runs stops once the rows it has
  * read are written, and records where it stopped, so its page says which rows to upload
  * again; waits up to `timeoutMs` for them.
  */
@@ -94,7 +94,7 @@ export interface ImportJob {
  * Starts the import of `file` into the project, in the background: the caller has stored
  * the `admin_imports` row `id` and answers the request at once. Every write, rows and
  * progress, goes through the API's write queue in short transactions under the project's
- * share (decisions §16).
+ * share (docs/operations.md §3.1).
  */
 export function startImport(deps: AppDeps, job: ImportJob): void {
   const task = runImport(deps, job).catch((error) => {

@@ -3,7 +3,7 @@ import type { Database, Db } from "../storage/schema.ts";
 import { unitsFor, type UnitOfWork } from "../storage/unit-of-work.ts";
 import { emailKey } from "./accounts.ts";
 
-/** Ten failed sign-ins for one email or from one address in 15 minutes lock it for 15 minutes (decisions §14). */
+/** Ten failed sign-ins for one email or from one address in 15 minutes lock it for 15 minutes (docs/admin.md §2). */
 export const MAX_TRIES = 10;
 export const WINDOW_MS = 15 * 60_000;
 export const LOCK_MS = 15 * 60_000;
@@ -32,7 +32,7 @@ const subjectsOf = (email: string, address: string) => [`email:${emailKey(email)
 
 /**
  * Counts a sign-in try against the email and the address before its password is checked
- * (decisions §25, docs/security.md §4), in one transaction: each subject's row is taken by
+ * (docs/security.md §4), in one transaction: each subject's row is taken by
  * one upsert that opens a new window when the last one ended, adds the try, and sets the
  * lock when the try is the tenth. The upsert's WHERE refuses a subject that is locked or
  * has had its ten: then nothing is written for either subject (rolled back), and the try
@@ -100,7 +100,7 @@ export async function giveBack(writes: UnitOfWork | Kysely<Database>, counted: T
   });
 }
 
-/** Drops the rows whose window and lock have both ended: they count like a missing row (jobs, decisions §14). */
+/** Drops the rows whose window and lock have both ended: they count like a missing row (jobs, docs/admin.md §2). */
 export async function sweepSignInAttempts(db: Db, now: number): Promise<void> {
   const at = new Date(now).toISOString();
   await db

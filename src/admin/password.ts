@@ -1,7 +1,7 @@
 import { randomBytes, scrypt, timingSafeEqual } from "node:crypto";
 
 /**
- * Admin passwords (decisions §14): scrypt, memory-hard, with its parameters stored in the
+ * Admin passwords (docs/admin.md §2): scrypt, memory-hard, with its parameters stored in the
  * hash (`scrypt$N$r$p$salt$hash`, base64), so they can be raised later without locking
  * anyone out: a stored hash is always checked with the parameters it was made with.
  * N = 2^15, r = 8 is 32 MiB and ~50 ms per hash (OWASP's scrypt floor is N = 2^17 with

@@ -7,7 +7,7 @@ import type { AdminEnv } from "./env.ts";
 import { findSession, randomToken } from "./sessions.ts";
 
 /**
- * The console's policy (decisions §14, §16): everything from this server, no inline script
+ * The console's policy (docs/admin.md §3, docs/operations.md §3.1): everything from this server, no inline script
  * or style, never framed, forms post only here.
  */
 export const ADMIN_CSP = [
@@ -43,7 +43,7 @@ export function isHttps(c: Context<AdminEnv>): boolean {
   return fromTrustedProxy(c.env?.ip ?? "", trusted) && c.req.header("x-forwarded-proto")?.split(",")[0]?.trim() === "https";
 }
 
-/** HttpOnly, SameSite=Strict, scoped to /admin, Secure over HTTPS (decisions §14). */
+/** HttpOnly, SameSite=Strict, scoped to /admin, Secure over HTTPS (docs/admin.md §2). */
 export function setAdminCookie(c: Context<AdminEnv>, name: string, value: string, maxAge?: number) {
   setCookie(c, name, value, { path: "/admin", httpOnly: true, sameSite: "Strict", secure: isHttps(c), maxAge });
 }
@@ -80,7 +80,7 @@ const equal = (a: string, b: string) => a.length === b.length && timingSafeEqual
 export type Refusal = "origin" | "csrf";
 
 /**
- * Every POST (decisions §14): the Origin header must be this server's, and the form's
+ * Every POST (docs/admin.md §3): the Origin header must be this server's, and the form's
  * `_csrf` must be the session's token (or, before sign-in, the pre-session cookie's).
  * The parsed form is kept on the context for the handler. A refusal is answered 403 by
  * `refuse`, before any handler runs.

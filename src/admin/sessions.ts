@@ -2,7 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import type { Db } from "../storage/schema.ts";
 import type { UnitOfWork } from "../storage/unit-of-work.ts";
 
-/** Sessions end after 12 h without a request (decisions §14). */
+/** Sessions end after 12 h without a request (docs/admin.md §2). */
 export const IDLE_MS = 12 * 3_600_000;
 /** last_seen_at is written at most this often: a page view is not a write. */
 const TOUCH_EVERY_MS = 60_000;
@@ -31,7 +31,7 @@ export async function startSession(db: Db, adminId: string, now: number): Promis
 /**
  * The live session of a cookie's token at `now`, its idle time renewed; null when there is
  * none or it was idle for 12 h (it is then deleted). Every node reads the same table
- * (decisions §14: sessions live in the database).
+ * (docs/admin.md §2: sessions live in the database).
  */
 export async function findSession(db: Db, writes: UnitOfWork, token: string, now: number): Promise<Session | null> {
   const id = hashToken(token);

@@ -5,7 +5,7 @@ import type { UnitOfWork } from "../storage/unit-of-work.ts";
 import { countAdmins } from "./accounts.ts";
 import { randomToken } from "./sessions.ts";
 
-/** The setup link works for 24 hours (decisions §14). */
+/** The setup link works for 24 hours (docs/admin.md §1). */
 export const SETUP_LINK_MS = 24 * 3_600_000;
 
 const hashToken = (token: string) => createHash("sha256").update(token).digest("base64url");
@@ -15,7 +15,7 @@ const hashToken = (token: string) => createHash("sha256").update(token).digest("
  * returns its token (printed once, as the first key is). A first start on an empty
  * database therefore prints it; so does a later start after an unused link expired, so
  * an operator who lost it restarts rather than needing the CLI. Nodes starting together
- * make one link (decisions §13).
+ * make one link (docs/scaling.md §6).
  */
 export async function issueSetupToken(writes: UnitOfWork, now: number): Promise<string | null> {
   return writes.run(null, async (trx) => {

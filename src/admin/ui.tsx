@@ -5,7 +5,7 @@ import type { Project } from "./env.ts";
 import type { Session } from "./sessions.ts";
 
 /**
- * The console's building blocks (decisions §14): one layout, labelled fields, the CSRF
+ * The console's building blocks (docs/admin.md §2): one layout, labelled fields, the CSRF
  * field every form carries. hono/jsx escapes every value it renders; nothing here writes
  * raw HTML.
  */
@@ -25,7 +25,7 @@ export type Section = (typeof PROJECT_SECTIONS)[number][0] | "settings";
 
 export const projectPath = (project: { id: string }, section?: string) => `/admin/projects/${project.id}${section ? `/${section}` : ""}`;
 
-/** The hidden CSRF field of every form (decisions §14). */
+/** The hidden CSRF field of every form (docs/admin.md §2). */
 export const Csrf: FC<{ token: string }> = ({ token }) => <input type="hidden" name="_csrf" value={token} />;
 
 /** A form that posts to `action` with the CSRF field; children are its fields and buttons. */

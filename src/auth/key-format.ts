@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { BASE62, randomBase62 } from "../lib/ids.ts";
 
 /**
- * API key format (decisions §2): `crm_live_` or `crm_test_`, 40 base62 characters of CSPRNG
+ * API key format (docs/api.md §2): `crm_live_` or `crm_test_`, 40 base62 characters of CSPRNG
  * output, then a 6-character base62 CRC-32 checksum of everything before it, so secret
  * scanners can recognise a key and a typo is caught without a database lookup.
  */
@@ -47,7 +47,7 @@ export function isWellFormedKey(key: string, env: Environment): boolean {
 }
 
 /**
- * Only this hash is stored (decisions §2); lookup by hash keeps timing independent of the
+ * Only this hash is stored (docs/api.md §2); lookup by hash keeps timing independent of the
  * key. Synchronous node:crypto (in Bun and Deno alike): it runs on every request, and the
  * promise of Web Crypto's digest costs more than the hash.
  */

@@ -38,7 +38,7 @@ export async function createApiKey(
   return { id, key };
 }
 
-/** A key as `crm key list` and the console show it: never the key itself (decisions §2). */
+/** A key as `crm key list` and the console show it: never the key itself (docs/api.md §2). */
 export interface ApiKeyInfo {
   id: string;
   projectId: string;
@@ -71,7 +71,7 @@ export async function listApiKeys(db: Db, projectId?: string): Promise<ApiKeyInf
 
 /**
  * Revokes a key (`crm key revoke`, the console): it answers 401 from then on (within the
- * verify cache's 2 s on other nodes, decisions §1). Revoking a revoked key changes nothing.
+ * verify cache's 2 s on other nodes, docs/operations.md §1). Revoking a revoked key changes nothing.
  * False when there is no such key (in `projectId`, when given).
  */
 export async function revokeApiKey(db: Db, id: string, now: string, projectId?: string): Promise<boolean> {
@@ -88,7 +88,7 @@ const CACHE_MS = 1000;
 /**
  * Verifies keys by SHA-256 hash. Hits are cached for 1 s so a busy key costs no query,
  * while revocation, expiry and project settings changed by the CLI apply within 2 s
- * (decisions §1). The cache is keyed by the key's text, so a key verified in the last
+ * (docs/operations.md §1). The cache is keyed by the key's text, so a key verified in the last
  * second costs neither its checksum nor its hash (docs/performance.md); only keys that
  * verified are kept. Last-used times are kept in memory and written by a periodic job.
  */
@@ -112,7 +112,7 @@ export class KeyStore {
     return entry !== undefined && now - entry.fetched <= CACHE_MS;
   }
 
-  /** The caller of `key` at `now` (the service's clock: an expiry is judged against it, decisions §2). */
+  /** The caller of `key` at `now` (the service's clock: an expiry is judged against it, docs/api.md §2). */
   async verify(key: string, now: number): Promise<Caller | null> {
     let entry = this.cache.get(key);
     if (!entry || now - entry.fetched > CACHE_MS) {

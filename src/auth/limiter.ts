@@ -1,7 +1,7 @@
 import type { BucketSpec, BucketTake } from "../storage/port.ts";
 
 /**
- * In-memory token buckets (decisions §9). A bucket holds `capacity` tokens and refills
+ * In-memory token buckets (docs/api.md §6). A bucket holds `capacity` tokens and refills
  * `capacity` per `windowMs`, continuously. Time is passed in, so tests drive it.
  */
 export class TokenBucket {
@@ -75,7 +75,7 @@ export interface LimitDecision {
 
 /**
  * Checks every bucket first and consumes from all only when all allow, so a rejected
- * request consumes nothing (decisions §9).
+ * request consumes nothing (docs/api.md §6).
  */
 export function consume(buckets: Array<{ name: string; bucket: TokenBucket }>, now: number): LimitDecision {
   const refusing = buckets.find(({ bucket }) => bucket.level(now) < 1);
@@ -102,8 +102,8 @@ export function consume(buckets: Array<{ name: string; bucket: TokenBucket }>, n
   };
 }
 
-/** Fixed one-minute windows per client address for failed authentications (decisions §12). */
-/** Entries a per-address limiter keeps at most (decisions §16): a few MB whatever is sent. */
+/** Fixed one-minute windows per client address for failed authentications (docs/api.md §2.3). */
+/** Entries a per-address limiter keeps at most (docs/operations.md §8): a few MB whatever is sent. */
 /**
  * The decision from the shared buckets' rows after one take (src/storage/port.ts,
  * `SharedBuckets`), as `consume` makes it in memory: the headers' bucket is the first in
@@ -149,7 +149,7 @@ export class FailureWindow {
 
   /**
    * Records a failure; false when the address is past its limit for this window. At most
-   * `maxEntries` addresses are remembered (decisions §16: bounded whatever is sent); past
+   * `maxEntries` addresses are remembered (docs/operations.md §8: bounded whatever is sent); past
    * that the address that failed least recently is forgotten first, so one that keeps
    * failing keeps its count.
    */

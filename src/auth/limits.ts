@@ -6,7 +6,7 @@ const createLimited = new WeakSet<Function>();
 
 /**
  * Declares on a route that each request to it also takes a token from the key's hourly
- * create bucket (decisions §9: the project's contactCreatesPerHour, its default in
+ * create bucket (docs/api.md §6: the project's contactCreatesPerHour, its default in
  * src/projects/limits.ts). The token is taken by `authenticate`, in the same decision as
  * the minute bucket's, so a refused request consumes neither; this middleware itself only
  * marks the route.

@@ -7,9 +7,9 @@ import { rateLimitHeaders } from "./rate-limiter.ts";
 import type { Scope } from "./scopes.ts";
 
 /**
- * Verifies `Authorization: Bearer <key>` (interface §5). Every cause of failure gets the
- * same 401; past 30 failures a minute from one client address (decisions §12; behind a
- * trusted proxy, the address it forwarded for, decisions §16), 429. Then takes a
+ * Verifies `Authorization: Bearer <key>` (docs/api.md §2). Every cause of failure gets the
+ * same 401; past 30 failures a minute from one client address (docs/api.md §2.3; behind a
+ * trusted proxy, the address it forwarded for, docs/operations.md §8), 429. Then takes a
  * token from the key's buckets (the hourly create bucket too when the route declares
  * `limitCreates()`, limits.ts), so a valid key's answers all carry the RateLimit headers.
  */
@@ -45,7 +45,7 @@ export function authenticate(): MiddlewareHandler<AppEnv> {
   };
 }
 
-/** 403 naming the missing scope (decisions §2). */
+/** 403 naming the missing scope (docs/api.md §2). */
 export function requireScope(scope: Scope): MiddlewareHandler<AppEnv> {
   return async function requireScope(c, next) {
     if (!c.get("caller").scopes.includes(scope)) {

@@ -7,7 +7,7 @@ const HOUR = 3_600_000;
 const FAILED_AUTH_PER_MINUTE = 30;
 
 /**
- * Per-key buckets (decisions §9): every request takes from the minute bucket; POST
+ * Per-key buckets (docs/api.md §6): every request takes from the minute bucket; POST
  * /contacts also from the hourly create bucket. Capacities follow the project's settings.
  */
 export class RateLimiter {
@@ -17,9 +17,9 @@ export class RateLimiter {
 
   /**
    * `shared`: the buckets live in the database, for several nodes (the storage's
-   * `sharedBuckets`: PostgreSQL, decisions §13); without it they live in this process
+   * `sharedBuckets`: PostgreSQL, docs/scaling.md §6); without it they live in this process
    * (SQLite: one process serves the file).
-   * Failed authentications are counted per node either way (§13 allows it).
+   * Failed authentications are counted per node either way (docs/scaling.md §6 allows it).
    */
   constructor(
     private readonly clock: () => number,
@@ -37,7 +37,7 @@ export class RateLimiter {
   }
 
   /**
-   * Takes one token from every bucket of `specs`, or from none (decisions §9: a refused
+   * Takes one token from every bucket of `specs`, or from none (docs/api.md §6: a refused
    * request consumes nothing). The decision and its headers as `consume` makes them in
    * memory. A key's first request (or its first after the sweep) finds rows missing: they
    * are made full, and the take runs again.
@@ -90,7 +90,7 @@ export class RateLimiter {
   }
 }
 
-/** The interface's headers and the IETF pair (decisions §9). */
+/** The interface's headers and the IETF pair (docs/api.md §6). */
 export function rateLimitHeaders(d: LimitDecision): Record<string, string> {
   const windowSeconds = d.name === "minute" ? 60 : 3600;
   return {

@@ -1,4 +1,4 @@
-/** Scopes of interface §5. */
+/** Scopes of docs/api.md §2. */
 export const SCOPES = ["contacts:read", "contacts:write", "interactions:write", "webhooks:manage"] as const;
 export type Scope = (typeof SCOPES)[number];
 

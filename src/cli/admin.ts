@@ -8,7 +8,7 @@ import { runtime } from "../runtime/index.ts";
 import { output, UsageError } from "./args.ts";
 import type { Input } from "./commands.ts";
 
-/** The password comes from standard input (decisions §14), never from the command line, where `ps` and shell history would keep it. */
+/** The password comes from standard input (docs/admin.md §2), never from the command line, where `ps` and shell history would keep it. */
 async function readPassword(): Promise<string> {
   if (runtime.isTerminal()) runtime.writeStderr("Password (12 characters or more), then Enter: ");
   return runtime.readStdinLine();
@@ -19,7 +19,7 @@ const asUsage = (error: unknown): never => {
   throw error;
 };
 
-/** `crm admin create --email E [--json]` (decisions §14). */
+/** `crm admin create --email E [--json]` (docs/admin.md §3). */
 export async function adminCreate(writes: UnitOfWork, { values }: Input<"admin create">): Promise<void> {
   const password = await readPassword();
   const admin = await writes.run(null, (trx) => createAdmin(trx, values.email, password, isoNow(systemClock))).catch(asUsage);

@@ -4,7 +4,7 @@ import { usageLine } from "./help.ts";
 
 export class UsageError extends Error {}
 
-/** What the command line asks for (decisions §3, §15). */
+/** What the command line asks for (docs/cli.md §4, §2). */
 export type Invocation =
   /** No command at all: the overall usage, exit 2. */
   | { kind: "usage" }
@@ -148,7 +148,7 @@ export function integer(value: string | undefined, flag: string, min = 0): numbe
   return n;
 }
 
-/** One JSON object with --json, else the human text (decisions §3). */
+/** One JSON object with --json, else the human text (docs/cli.md §4). */
 export function output(json: boolean | undefined, value: object, human: string): void {
   console.log(json ? JSON.stringify(value) : human);
 }

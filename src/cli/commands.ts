@@ -37,7 +37,7 @@ const limits = {
 const project = { type: "string", arg: "ID", description: "the project (prj_…)", required: true } as const;
 
 /**
- * Every command of the CLI with its arguments and options (decisions §3, §15): the one
+ * Every command of the CLI with its arguments and options (docs/cli.md §4, §2): the one
  * table the parser (args.ts `parseCommandLine`) and the help text (help.ts) both read, so
  * help lists exactly what the parser accepts. A name with a space is a subcommand of a
  * group (`key create`). `--help`/`-h` is accepted by every command and added by the parser.

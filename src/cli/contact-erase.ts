@@ -15,8 +15,8 @@ import { output, UsageError } from "./args.ts";
 import type { Input } from "./commands.ts";
 
 /**
- * `crm contact erase --project ID CR-n [--json]` (decisions §17): one unit of work of its own;
- * prints what was removed. Then the freed space leaves the database's files (decisions §25);
+ * `crm contact erase --project ID CR-n [--json]` (docs/import-export.md §3): one unit of work of its own;
+ * prints what was removed. Then the freed space leaves the database's files (docs/security.md §7);
  * when it cannot yet (a reader kept the SQLite log from being checkpointed), a warning goes
  * to stderr and the exit is still 0: the erase is committed (docs/import-export.md).
  */

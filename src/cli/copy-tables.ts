@@ -5,7 +5,7 @@ import { progress } from "./progress.ts";
 
 /**
  * Every table of the data, parents before children (foreign keys), in the order
- * `crm copy-to-postgres` fills them (decisions §13). `schema_migrations` is each backend's
+ * `crm copy-to-postgres` fills them (docs/scaling.md §6). `schema_migrations` is each backend's
  * own bookkeeping, and PostgreSQL's `rate_limit_buckets` is live state that refills, so
  * neither is copied. A SQLite table missing here stops the copy (see `copyTables`): a new
  * migration's table cannot be left behind unnoticed.
@@ -36,7 +36,7 @@ export const COPY_ORDER = [
 
 /**
  * Live state that is not carried over: each backend's migration bookkeeping, and the admin
- * console's sessions, sign-in tries and locks and setup links (decisions §14), which
+ * console's sessions, sign-in tries and locks and setup links (docs/admin.md §1), which
  * expire within hours, and uploads waiting for their import to start (an hour at most);
  * admins sign in again on the new database.
  */
@@ -121,7 +121,7 @@ async function copyTable(sqlite: SqliteHandle, target: PoolClient, table: Copied
 
 /**
  * Copies every table of COPY_ORDER from `sqlite` into the PostgreSQL connection `target`
- * in ONE transaction (decisions §13): the target's tables are locked (a node started
+ * in ONE transaction (docs/scaling.md §6): the target's tables are locked (a node started
  * meanwhile waits on its first read or write, then finds the copy), must all be empty, and are filled
  * in foreign-key order with the same ids; then the contacts identity moves past the
  * highest id, so new contacts never take a copied id. Any failure rolls the whole copy

@@ -14,7 +14,7 @@ const postgresUrl = configSchema.shape.CRM_DATABASE_URL.unwrap();
 const count = (n: number) => n.toLocaleString("en-US");
 
 /**
- * `crm copy-to-postgres URL [--json]` (decisions §13): how a user moves from one machine to
+ * `crm copy-to-postgres URL [--json]` (docs/scaling.md §6): how a user moves from one machine to
  * several. Copies the whole SQLite database CRM_DB_PATH names (migrated to this build's
  * schema first) into the empty PostgreSQL database at URL (given its schema here): every
  * row, the same ids and contact numbers, the settings (the cursor secret and the sealed

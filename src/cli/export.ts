@@ -12,7 +12,7 @@ import type { Input } from "./commands.ts";
 const LISTED_PROJECTS = 10;
 
 /**
- * `crm export --project ID [--format csv|jsonl] [--output FILE] [--raw]` (decisions §17, §25):
+ * `crm export --project ID [--format csv|jsonl] [--output FILE] [--raw]` (docs/import-export.md §2, docs/security.md §8):
  * the shared exporter (src/transfer/export.ts) to standard output, or to FILE. CSV cells that
  * a spreadsheet would run as formulas get a leading `'` unless --raw (JSON lines are always
  * exact). Standard output carries the export and nothing else; with --output the text goes

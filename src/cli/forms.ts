@@ -14,7 +14,7 @@ import type { Input } from "./commands.ts";
 const OPTION_OF = { fields: "", name: "--name ", redirectUrl: "--redirect-url " } as const;
 
 /**
- * `crm form create` (decisions §3, §10). Fields are contact field names (firstName, email,
+ * `crm form create` (docs/cli.md §4, docs/api.md §15). Fields are contact field names (firstName, email,
  * address.city, …) or custom-field ids or exact titles, stored by id; anything else is a
  * usage error (exit 2).
  */
@@ -33,7 +33,7 @@ export async function formCreate(db: Kysely<Database>, writes: UnitOfWork, { val
   output(values.json, form, `Created form ${form.name} (${form.id}). Page: /f/${form.id}`);
 }
 
-/** `crm form list [--project ID]` (decisions §10). */
+/** `crm form list [--project ID]` (docs/api.md §15). */
 export async function formList(db: Kysely<Database>, { values }: Input<"form list">): Promise<void> {
   const forms = (await listForms(db, values.project)).map(toForm);
   const lines = forms.map((f) => `${f.id}  ${f.projectId}  ${f.name}  ${f.fields.join(",")}`);

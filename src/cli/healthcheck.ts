@@ -9,7 +9,7 @@ function connectHost(host: string): string {
 
 /**
  * `crm healthcheck`: GETs http://HOST:PORT/healthz of the running server and answers 0 on
- * 200, 1 otherwise, so the Docker image has a HEALTHCHECK without curl (decisions §11,
+ * 200, 1 otherwise, so the Docker image has a HEALTHCHECK without curl (docs/cli.md §6.1,
  * style "one binary, many commands"). Never opens the database.
  */
 export async function healthcheckCommand(config: Config, timeoutMs = 3000): Promise<number> {

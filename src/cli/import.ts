@@ -12,7 +12,7 @@ import { progress } from "./progress.ts";
 
 /**
  * `crm import FILE.csv --project ID [--map "Header=field,…"] [--ignore-unknown] [--dry-run]
- * [--json]` (decisions §3, §5, §17): the shared importer (src/transfer/import.ts) over the
+ * [--json]` (docs/cli.md §4, docs/api.md §11, docs/import-export.md §1): the shared importer (src/transfer/import.ts) over the
  * file, in short units of work of its own (`writes`, over this process's storage), with a
  * progress bar on stderr and the summary, the columns' fields among it, on stdout.
  */
@@ -42,7 +42,7 @@ export async function importCommand(db: Kysely<Database>, writes: UnitOfWork, { 
   if (failure) throw new UsageError(`${failure} Rows before it were ${dryRun ? "checked" : "imported"}; see the summary.`);
 }
 
-/** A header or --map the importer refuses is the command line's mistake: exit 2 (decisions §3). */
+/** A header or --map the importer refuses is the command line's mistake: exit 2 (docs/cli.md §4). */
 function asUsage(error: unknown): never {
   throw error instanceof ColumnPlanError ? new UsageError(error.message) : error;
 }

@@ -10,7 +10,7 @@ import { findProject } from "../projects/service.ts";
 import { output, UsageError } from "./args.ts";
 import type { Input } from "./commands.ts";
 
-/** `crm key create` (decisions §3); the key itself is printed once, here. */
+/** `crm key create` (docs/cli.md §4); the key itself is printed once, here. */
 export async function keyCreate(db: Kysely<Database>, writes: UnitOfWork, config: Config, { values }: Input<"key create">): Promise<void> {
   const projectId = values.project;
   if (!(await findProject(db, projectId))) throw new UsageError(`no project ${projectId}`);
@@ -30,14 +30,14 @@ export async function keyCreate(db: Kysely<Database>, writes: UnitOfWork, config
   );
 }
 
-/** `crm key revoke ID` (decisions §3). */
+/** `crm key revoke ID` (docs/cli.md §4). */
 export async function keyRevoke(writes: UnitOfWork, { values, args }: Input<"key revoke">): Promise<void> {
   const id = args[0]!;
   if (!(await writes.run(null, (trx) => revokeApiKey(trx, id, isoNow(systemClock))))) throw new UsageError(`no key ${id}`);
   output(values.json, { id, revoked: true }, `Revoked key ${id}.`);
 }
 
-/** `crm key list [--project ID]` (decisions §3): ids and hints, never a key. */
+/** `crm key list [--project ID]` (docs/cli.md §4): ids and hints, never a key. */
 export async function keyList(db: Kysely<Database>, { values }: Input<"key list">): Promise<void> {
   const data = await listApiKeys(db, values.project);
   const lines = data.map((k) => `${k.id}  ${k.projectId}  ${k.hint}  ${k.scopes.join(",")}${k.revokedAt ? "  revoked" : ""}`);

@@ -3,7 +3,7 @@ import { runtime } from "../runtime/index.ts";
 const count = (n: number) => n.toLocaleString("en-US");
 
 /**
- * Progress of a long CLI run on stderr (decisions §3: `crm import`): on a terminal one line
+ * Progress of a long CLI run on stderr (docs/cli.md §4: `crm import`): on a terminal one line
  * redrawn with \r at most ten times a second (bar by bytes read, rows, rate); otherwise a
  * plain line every `every` rows, so logs of a piped run stay short.
  */

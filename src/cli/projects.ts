@@ -15,13 +15,13 @@ function settings(values: Input<"project create" | "project update">["values"]) 
   };
 }
 
-/** `crm project create --name N [limits]` (decisions §3). */
+/** `crm project create --name N [limits]` (docs/cli.md §4). */
 export async function projectCreate(writes: UnitOfWork, { values }: Input<"project create">): Promise<void> {
   const project = await writes.run(null, (trx) => createProject(trx, values.name, isoNow(systemClock), settings(values)));
   output(values.json, project, `Created project ${project.name} (${project.id}).`);
 }
 
-/** `crm project update ID [--name N] [limits]` (decisions §3). */
+/** `crm project update ID [--name N] [limits]` (docs/cli.md §4). */
 export async function projectUpdate(db: Kysely<Database>, writes: UnitOfWork, { values, args }: Input<"project update">): Promise<void> {
   const id = args[0]!;
   if (!(await findProject(db, id))) throw new UsageError(`no project ${id}`);
@@ -29,7 +29,7 @@ export async function projectUpdate(db: Kysely<Database>, writes: UnitOfWork, { 
   output(values.json, project, `Updated project ${project.name} (${project.id}).`);
 }
 
-/** `crm project list` (decisions §3). */
+/** `crm project list` (docs/cli.md §4). */
 export async function projectList(db: Kysely<Database>, { values }: Input<"project list">): Promise<void> {
   const projects = await listProjects(db);
   const lines = projects.map((p) => `${p.id}  ${p.name}  contacts=${p.contactCount}${p.contactQuota === null ? "" : `/${p.contactQuota}`}  rate=${p.rateLimitPerMinute}/min creates=${p.contactCreatesPerHour}/h`);

@@ -23,7 +23,7 @@ async function checked<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-/** `crm contact-type create` (decisions §3, §4). */
+/** `crm contact-type create` (docs/cli.md §4, docs/api.md §10). */
 export async function contactTypeCreate(db: Kysely<Database>, writes: UnitOfWork, { values }: Input<"contact-type create">): Promise<void> {
   const projectId = await projectOf(db, values.project);
   const input = { name: values.name, category: values.category, isDefault: values.default ?? false };
@@ -31,14 +31,14 @@ export async function contactTypeCreate(db: Kysely<Database>, writes: UnitOfWork
   output(values.json, created, `Created contact type ${created.name} (${created.id}).`);
 }
 
-/** `crm interaction-type create` (decisions §3, §4). */
+/** `crm interaction-type create` (docs/cli.md §4, docs/api.md §10). */
 export async function interactionTypeCreate(db: Kysely<Database>, writes: UnitOfWork, { values }: Input<"interaction-type create">): Promise<void> {
   const projectId = await projectOf(db, values.project);
   const created = await checked(() => writes.run(projectId, (trx) => addInteractionType(trx, projectId, values.name, isoNow(systemClock))));
   output(values.json, created, `Created interaction type ${created.name} (${created.id}).`);
 }
 
-/** `crm custom-field create` (decisions §3, §4). */
+/** `crm custom-field create` (docs/cli.md §4, docs/api.md §10). */
 export async function customFieldCreate(db: Kysely<Database>, writes: UnitOfWork, { values }: Input<"custom-field create">): Promise<void> {
   const projectId = await projectOf(db, values.project);
   const created = await checked(() => writes.run(projectId, (trx) => addCustomField(trx, projectId, { title: values.title, type: values.type, options: values.options }, isoNow(systemClock))));

@@ -9,7 +9,7 @@ const PLAIN_FIELDS = ["source", "firstName", "lastName", "email", "phone", "busi
 
 /**
  * Applies a validated create or PATCH body to a state with JSON Merge Patch semantics
- * (decisions §5): fields sent change, null clears, address and customFields merge key by
+ * (docs/api.md §11): fields sent change, null clears, address and customFields merge key by
  * key, tags replace the set. Checks what needs the project's reference data and returns
  * the next state; writes nothing but tags that did not exist yet (created at `now`).
  */
@@ -42,7 +42,7 @@ export async function applyContactInput(db: Db, projectId: string, current: Cont
 
   if (input.contactId !== undefined) next.contactNumber = Number(input.contactId.slice(3));
 
-  // identityType: a businessName implies business (interface §2.1 rule 2).
+  // identityType: a businessName implies business (docs/api.md §11.1 rule 2).
   if (input.identityType) next.identityType = input.identityType;
   else if (input.identityType === null) next.identityType = next.businessName ? "business" : "personal";
   else if (input.businessName) next.identityType = "business";

@@ -7,7 +7,7 @@ import { eventsAbout, idempotentAnswersAbout, idHistory, scrubPersonalData, type
 import { findContactIdentity } from "./repository.ts";
 import { formatContactId } from "./service.ts";
 
-/** What an erase removed (decisions §17), as `crm contact erase --json` prints it. */
+/** What an erase removed (docs/import-export.md §3), as `crm contact erase --json` prints it. */
 export interface Erasure {
   contactId: string;
   projectId: string;
@@ -17,7 +17,7 @@ export interface Erasure {
 }
 
 export interface EraseOptions {
-  /** Where the erase's one transaction runs, under the project's share of the queue: the CLI's own unit of work, or the server's (decisions §16). */
+  /** Where the erase's one transaction runs, under the project's share of the queue: the CLI's own unit of work, or the server's (docs/api.md §7). */
   writes: UnitOfWork;
   now: string;
   /** The server key: stored idempotent answers are sealed with it. */
@@ -26,10 +26,10 @@ export interface EraseOptions {
   warn?(message: string): void;
 }
 
-/** The tables an erase deletes from or rewrites; their freed space is reclaimed once it commits (decisions §25). */
+/** The tables an erase deletes from or rewrites; their freed space is reclaimed once it commits (docs/security.md §7). */
 const ERASED_TABLES = ["contacts", "interaction_logs", "contact_tags", "contact_search_terms", "form_submissions", "projects", "events", "delivery_attempts", "idempotency_records"] as const;
 
-/** Events written while the first scan ran are found again from this long before it (clocks of several nodes, decisions §13). */
+/** Events written while the first scan ran are found again from this long before it (clocks of several nodes, docs/scaling.md §6). */
 const CATCH_UP_MS = 60_000;
 /** Ids per IN list. */
 const CHUNK = 500;
@@ -44,7 +44,7 @@ function chunks<T>(items: T[]): T[][] {
 }
 
 /**
- * Erases a contact (decisions §17): deletes it with its interaction logs, tag links, search
+ * Erases a contact (docs/import-export.md §3): deletes it with its interaction logs, tag links, search
  * terms and form submissions, and nulls its personal data in the project's stored events
  * (so in pending deliveries, which send the stored body) and in stored idempotent answers.
  * Its number goes to `erased_contacts`, never to be given again; no event is recorded.
@@ -52,7 +52,7 @@ function chunks<T>(items: T[]): T[][] {
  * The events are searched first outside the transaction (a project's 30 days of events can
  * be large, and a long read must not hold the write lock other tenants wait on), then again
  * inside it for those written meanwhile. After the commit, the space the erase freed is
- * taken out of the database's files (decisions §25): SQLite's log is checkpointed, the
+ * taken out of the database's files (docs/security.md §7): SQLite's log is checkpointed, the
  * PostgreSQL tables vacuumed (src/storage/query.ts); so `db` is the database, not a transaction.
  */
 export async function eraseContact(db: Kysely<Database>, projectId: string, contactNumber: number, options: EraseOptions): Promise<Erasure> {

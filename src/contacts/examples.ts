@@ -1,4 +1,4 @@
-/** Examples of the OpenAPI document (decisions §15): a contact as the API answers it. */
+/** Examples of the OpenAPI document (docs/api.md §16.1): a contact as the API answers it. */
 export const contactExample = {
   contactId: "CR-1",
   identityType: "personal",

@@ -21,7 +21,7 @@ export interface ContactFilters {
 const DENSE_PREFIX = 2000;
 
 /**
- * One page of GET /contacts (decisions §5), `limit + 1` rows, newest update first. One
+ * One page of GET /contacts (docs/api.md §11), `limit + 1` rows, newest update first. One
  * filter drives, chosen by kind and by counts we take ourselves, never by the planner's
  * statistics: an email or phone (contacts_email, contacts_phone: a handful of rows,
  * sorted), else the rarest search word (contact_search_terms), else the rarest tag

@@ -11,7 +11,7 @@ import type { ListContactsFilters } from "./schemas.ts";
 import { toContacts } from "./service.ts";
 
 /**
- * GET /contacts (interface §4.2, decisions §5): filters combine with AND, newest update
+ * GET /contacts (docs/api.md §11): filters combine with AND, newest update
  * first, keyset cursor bound to the filter set.
  */
 export async function listContacts(db: Db, cursors: CursorCodec, projectId: string, query: ListContactsFilters) {
@@ -24,7 +24,7 @@ export async function listContacts(db: Db, cursors: CursorCodec, projectId: stri
   if (rest.email !== undefined) filters.emailKey = emailKey(rest.email);
   if (rest.phone !== undefined) filters.phoneKey = phoneKey(rest.phone, await projectRegion(db, projectId)) ?? "";
   if (rest.contactTypeId !== undefined) {
-    // An unknown contact type is 422 here as in a body (decisions §12); only an unknown tag
+    // An unknown contact type is 422 here as in a body (docs/api.md §11); only an unknown tag
     // name in ?tag= is an empty list.
     if (!(await findContactType(db, projectId, rest.contactTypeId))) {
       throw new ApiError("ERR_FORM_VALIDATION", "contactTypeId is not a contact type of this project.", "contactTypeId");

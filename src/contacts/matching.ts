@@ -1,12 +1,12 @@
 import { parsePhoneNumberFromString, type CountryCode } from "libphonenumber-js";
 
-/** Email match key (decisions §5): trimmed, lower-cased. */
+/** Email match key (docs/api.md §11): trimmed, lower-cased. */
 export function emailKey(email: string | null): string | null {
   return email === null ? null : email.trim().toLowerCase();
 }
 
 /**
- * Phone match key (decisions §5): E.164 when libphonenumber can read the number with the
+ * Phone match key (docs/api.md §11.7): E.164 when libphonenumber can read the number with the
  * project's default region, else its digits; so "+1 (415) 555-0100" and "415-555-0100"
  * (region US) meet on "+14155550100".
  */
@@ -19,7 +19,7 @@ export function phoneKey(phone: string | null, region: string): string | null {
 }
 
 /**
- * Search terms of a contact (decisions §5, §12): every word of the names (split at spaces
+ * Search terms of a contact (docs/api.md §11.6, §11): every word of the names (split at spaces
  * and punctuation, and whole space-separated tokens), the whole email, and the contactId,
  * lower-cased. `search` then matches a prefix of any of them through an index.
  */

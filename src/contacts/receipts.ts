@@ -3,7 +3,7 @@ import type { InteractionLog, InteractionLogReceipt } from "../interactions/sche
 import type { Contact, ContactReceipt } from "./schemas.ts";
 
 /**
- * Least privilege in answers to writes (decisions §25, docs/security.md §3): a key never
+ * Least privilege in answers to writes (docs/security.md §3): a key never
  * receives contact data it could not read. Routes answer through these functions, so the
  * rule sits in one place, applied to the answer and nowhere else: what is written, the
  * events it fires and the status and headers stay the same whatever the key's scopes.
@@ -12,7 +12,7 @@ import type { Contact, ContactReceipt } from "./schemas.ts";
  */
 export const readsContacts = (caller: Pick<Caller, "scopes">) => caller.scopes.includes("contacts:read");
 
-/** A contact write's receipt: its id and times. decisions §18's `version` joins it here (and in ContactReceiptSchema). */
+/** A contact write's receipt: its id and times. docs/api.md §18.1's `version` joins it here (and in ContactReceiptSchema). */
 export function contactReceipt(contact: Contact): ContactReceipt {
   return { contactId: contact.contactId, createdAt: contact.createdAt, updatedAt: contact.updatedAt };
 }

@@ -67,7 +67,7 @@ export async function findContactIdentity(db: Db, projectId: string, contactNumb
 }
 
 /**
- * GET one in one statement (interface §2.1): the row, its type and tags, and the duplicateSignal
+ * GET one in one statement (docs/api.md §11.1): the row, its type and tags, and the duplicateSignal
  * counts of other contacts sharing its email / phone match keys (index lookups).
  */
 const contactWithSignal = preparedQuery<[string, number], ContactView & { tags: TagsColumn; email_matches: number; phone_matches: number }>(
@@ -144,7 +144,7 @@ export async function updateContactRow(db: Db, id: number, row: Partial<NewConta
   await db.updateTable("contacts").set(row).where("id", "=", id).execute();
 }
 
-/** A number held by a contact, or once held by an erased one (decisions §17: never given again). */
+/** A number held by a contact, or once held by an erased one (docs/import-export.md §3: never given again). */
 export async function contactNumberTaken(db: Db, projectId: string, contactNumber: number): Promise<boolean> {
   if (await findContactIdentity(db, projectId, contactNumber)) return true;
   const erased = await db
@@ -214,7 +214,7 @@ export async function allocateContactNumber(db: Db, projectId: string) {
   return counter;
 }
 
-/** After a relabel to CR-n, generated numbers continue past n (decisions §12). */
+/** After a relabel to CR-n, generated numbers continue past n (docs/api.md §11.4). */
 export async function moveContactCounterPast(db: Db, projectId: string, n: number): Promise<void> {
   await db
     .updateTable("projects")

@@ -17,8 +17,8 @@ import { contactForCaller } from "./receipts.ts";
 import { createContact, getContactWithSignal, patchContact, requireContactNumber } from "./service.ts";
 
 /**
- * Contacts (interface §4.2). Handlers stay thin: validate, call the service, answer; a
- * write answers through contactForCaller (decisions §25, docs/security.md §3).
+ * Contacts (docs/api.md §11). Handlers stay thin: validate, call the service, answer; a
+ * write answers through contactForCaller (docs/security.md §3).
  */
 export const contactRoutes = new OpenAPIHono<AppEnv>();
 

@@ -22,7 +22,7 @@ const AddressInput = z.strictObject(Object.fromEntries(ADDRESS_KEYS.map((k) => [
 
 const tagRef = z.string().min(1, "must be 1–64 characters.").max(64, "must be 1–64 characters.");
 
-/** Fields writable on create (decisions §5); PATCH takes the same plus contactId. */
+/** Fields writable on create (docs/api.md §11); PATCH takes the same plus contactId. */
 const writable = {
   firstName: name,
   lastName: name,
@@ -46,7 +46,7 @@ const writable = {
 };
 
 /**
- * The largest number a relabel may take (decisions §16). Generated numbers go on past it by
+ * The largest number a relabel may take (docs/api.md §11.4). Generated numbers go on past it by
  * one per contact, so they stay far below what the path accepts (`CR-` + up to 15 digits,
  * src/contacts/service.ts) and below 2^53, where JavaScript numbers stop being exact.
  */
@@ -96,9 +96,9 @@ export const ContactSchema = z
 export type Contact = z.infer<typeof ContactSchema>;
 
 /**
- * What a write answers a key without `contacts:read` (decisions §25, docs/security.md §3):
+ * What a write answers a key without `contacts:read` (docs/security.md §3):
  * the contact's id and times, nothing the key could not read. Strict, so a whole contact
- * never matches it and the answer's `oneOf` has exactly one match. decisions §18's
+ * never matches it and the answer's `oneOf` has exactly one match. docs/api.md §18.1's
  * `version` joins it (and contactReceipt, src/contacts/receipts.ts) when it exists.
  */
 export const ContactReceiptSchema = z
@@ -114,14 +114,14 @@ export const ContactReceiptSchema = z
 
 export type ContactReceipt = z.infer<typeof ContactReceiptSchema>;
 
-/** The answer of a contact write: the contact, or its receipt (decisions §25). */
+/** The answer of a contact write: the contact, or its receipt (docs/security.md §3). */
 export const ContactWriteAnswer = z.union([ContactSchema, ContactReceiptSchema]).openapi({}, { unionPreferredType: "oneOf" });
 
 export const ContactWithSignal = ContactSchema.extend({
   duplicateSignal: z.object({ emailMatches: z.number().int(), phoneMatches: z.number().int() }),
 }).openapi("ContactWithDuplicateSignal", { example: { ...contactExample, duplicateSignal: { emailMatches: 0, phoneMatches: 1 } } });
 
-/** Each `tag` filter adds a join to the list query; past a few the query only gets slower (decisions §16). */
+/** Each `tag` filter adds a join to the list query; past a few the query only gets slower (docs/api.md §7). */
 export const MAX_TAG_FILTERS = 20;
 
 

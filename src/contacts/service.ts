@@ -31,7 +31,7 @@ export function requireContactNumber(contactId: string): number {
 const UNNUMBERED = -1;
 
 /**
- * Creates a contact (interface §4.2, decisions §5) and records contact.created. `now` is
+ * Creates a contact (docs/api.md §11) and records contact.created. `now` is
  * read from the service's clock (issue 11), or the system's in the CLI.
  */
 export async function createContact(
@@ -48,7 +48,7 @@ export async function createContact(
   if (state.contactNumber !== UNNUMBERED) throw new ApiError("ERR_FORM_VALIDATION", "contactId is set by the service.", "contactId");
   // The number and the quota last, once the input is known good: on PostgreSQL the
   // project's row stays locked from here to the commit, and creates in one project take
-  // turns on it (decisions §13: exact numbers and quota across nodes), so it is held for
+  // turns on it (docs/scaling.md §6: exact numbers and quota across nodes), so it is held for
   // the inserts only, not for validation and lookups.
   const counter = await repo.allocateContactNumber(db, projectId);
   if (counter.contact_quota !== null && counter.contact_count > counter.contact_quota) {
@@ -64,7 +64,7 @@ export async function createContact(
   return contact;
 }
 
-/** Merge-patches a contact (decisions §5) at `now` (as createContact); a PATCH that changes nothing writes nothing. */
+/** Merge-patches a contact (docs/api.md §11) at `now` (as createContact); a PATCH that changes nothing writes nothing. */
 export async function patchContact(db: Db, projectId: string, contactNumber: number, input: ContactInput, now: string) {
   const row = await repo.findContactRow(db, projectId, contactNumber);
   if (!row) throw notFound("Contact");
@@ -97,7 +97,7 @@ export async function patchContact(db: Db, projectId: string, contactNumber: num
   return { contact, changed };
 }
 
-/** GET one contact with duplicateSignal (interface §2.1): one statement. */
+/** GET one contact with duplicateSignal (docs/api.md §11.1): one statement. */
 export async function getContactWithSignal(db: Db, projectId: string, contactNumber: number) {
   const row = await repo.findContactWithSignal(db, projectId, contactNumber);
   if (!row) throw notFound("Contact");

@@ -68,7 +68,7 @@ export function stateFromRow(row: ContactRow, tagIds: string[]): ContactState {
   };
 }
 
-/** Public field names (interface §2.1) whose value differs, for contact.updated's changedFields. */
+/** Public field names (docs/api.md §11.1) whose value differs, for contact.updated's changedFields. */
 export function changedFields(before: ContactState, after: ContactState): string[] {
   const names: Array<[keyof ContactState, string]> = [
     ["contactNumber", "contactId"],

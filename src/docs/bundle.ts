@@ -1,6 +1,6 @@
 // Scalar's self-contained browser bundle (3.5 MB: code, styles, no fonts), imported as text
 // so that `bun src/main.ts`, `deno run` and the `bun build --compile` binary all carry it:
-// the reference page needs nothing from outside the process (decisions §15). The file is
+// the reference page needs nothing from outside the process (docs/api.md §16). The file is
 // not in the package's exports map, hence the relative path.
 import scalarBundle from "../../node_modules/@scalar/api-reference/dist/browser/standalone.js" with { type: "text" };
 import { constants, createBrotliCompress, createGzip } from "node:zlib";
@@ -82,7 +82,7 @@ const CHUNK = 64 * 1024;
 /**
  * Compresses in 64 KiB writes with a turn of the event loop between them: under Deno
  * node:zlib works on the main thread, and one 3.5 MB call would stall every other request
- * for up to a second (decisions §16). Brotli quality 5 keeps that turn short (tens of ms)
+ * for up to a second (docs/api.md §7). Brotli quality 5 keeps that turn short (tens of ms)
  * for nearly the size of quality 9; gzip level 9 costs little more than level 6.
  */
 async function compress(input: Uint8Array, coding: Coding): Promise<Uint8Array<ArrayBuffer>> {

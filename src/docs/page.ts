@@ -1,5 +1,5 @@
 /**
- * The reference page's two small texts (decisions §15): the HTML shell and the script that
+ * The reference page's two small texts (docs/api.md §16): the HTML shell and the script that
  * starts Scalar on it. No inline script or handler, so the page runs under
  * `script-src 'self'` (see routes.ts), and no absolute URL: every asset and the document
  * come from this server.
@@ -46,7 +46,7 @@ export function docsPage(bundleVersion: string): string {
  *   is used only when it is set).
  */
 export const INIT_SCRIPT = `"use strict";
-// The API reference of this service (decisions §15); nothing here leaves this server.
+// The API reference of this service (docs/api.md §16); nothing here leaves this server.
 Scalar.createApiReference("#app", {
   url: "/v1/openapi.json",
   withDefaultFonts: false,

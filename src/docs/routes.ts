@@ -11,7 +11,7 @@ import { docsPage, INIT_SCRIPT } from "./page.ts";
  * the one eval the bundle tries is zod's probe for its faster parser (`new Function("")`
  * in a try), which is refused (one `securitypolicyviolation` report) and falls back. No
  * worker or `blob:` script is started. The same policy, in spirit, as the admin
- * console's (decisions §14).
+ * console's (docs/admin.md §3).
  */
 export const DOCS_CSP = [
   "default-src 'none'",
@@ -49,7 +49,7 @@ function notModified(ifNoneMatch: string | undefined, etag: string): boolean {
 /**
  * `GET /docs` (no key): Scalar's interactive reference of `GET /v1/openapi.json`, every
  * asset served by this process, so it works offline and from the compiled binary
- * (decisions §15). Mounted outside /v1, ahead of nothing that authenticates.
+ * (docs/api.md §16). Mounted outside /v1, ahead of nothing that authenticates.
  */
 export function docsPages(): Hono<AppEnv> {
   const app = new Hono<AppEnv>();

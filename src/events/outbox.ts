@@ -4,7 +4,7 @@ import { afterCommit } from "../storage/unit-of-work.ts";
 import { newId } from "../lib/ids.ts";
 
 /**
- * The outbox's writes (decisions §7): events own them. A delivery is queued in the unit
+ * The outbox's writes (docs/webhooks.md §2): events own them. A delivery is queued in the unit
  * that records its event (recordEvent) or asks for it again (the webhooks' redeliver), so
  * it commits with that change or not at all; the unit's commit then wakes the dispatcher.
  */
@@ -43,7 +43,7 @@ export async function insertDeliveries(db: Db, deliveries: Array<{ eventId: stri
 }
 
 /**
- * Queues one delivery per active subscription whose `events` match (decisions §7), in the
+ * Queues one delivery per active subscription whose `events` match (docs/webhooks.md §2), in the
  * transaction that records the event: the outbox row commits with the change or not at
  * all. Disabled subscriptions get nothing; their events stay readable and redeliverable.
  */

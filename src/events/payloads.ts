@@ -5,15 +5,15 @@ import { timestampSchema } from "../lib/time.ts";
 import type { EventType } from "./catalog.ts";
 
 /**
- * The `data` of each event (interface §6.1, decisions §7): the one definition of what a
+ * The `data` of each event (docs/webhooks.md §1.1, §1): the one definition of what a
  * payload holds. `recordEvent` takes data of these types, and the OpenAPI document's
- * `webhooks` section and GET /events show them (decisions §15).
+ * `webhooks` section and GET /events show them (docs/api.md §16).
  */
 /** Every field but `id`/`contactId` null (z.null()), for the shapes of an erased contact. */
 const nulled = <S extends z.ZodRawShape>(shape: S, kept: readonly string[]) =>
   Object.fromEntries(Object.keys(shape).map((key) => [key, kept.includes(key) ? shape[key]! : z.null()])) as { [K in keyof S]: z.ZodType };
 
-/** A contact erased since the event (decisions §17): the event stays, its contact fields are null. */
+/** A contact erased since the event (docs/import-export.md §3): the event stays, its contact fields are null. */
 const ErasedContact = z
   .object(nulled(ContactSchema.shape, ["contactId"]))
   .openapi("ErasedContact", { description: "The contact was erased (crm contact erase): every field but contactId is null." });
@@ -69,7 +69,7 @@ export const eventData = {
 
 export type EventData<T extends EventType> = z.input<(typeof eventData)[T]>;
 
-/** The body of a delivery and of an item of GET /events (interface §6.2), per event. */
+/** The body of a delivery and of an item of GET /events (docs/webhooks.md §2), per event. */
 const envelope = <N extends string, D extends z.ZodType>(event: N, data: D, name: string) =>
   z
     .object({
@@ -89,5 +89,5 @@ export const eventEnvelopes = {
   "web_form.submitted": envelope("web_form.submitted", WebFormSubmittedData, "WebFormSubmittedEvent"),
 } as const satisfies Record<EventType, z.ZodType>;
 
-/** The body of the test ping (decisions §7): the envelope with `event: "ping"`. */
+/** The body of the test ping (docs/webhooks.md §1.4): the envelope with `event: "ping"`. */
 export const PingEvent = envelope("ping", PingData, "PingEvent");

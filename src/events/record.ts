@@ -12,8 +12,8 @@ const insertEvent = preparedQuery<[string, string, string, string, string], neve
 );
 
 /**
- * Records an event in the caller's transaction (decisions §7: transactional outbox), with
- * its deliveries. The envelope of interface §6.2 is serialised once here; every attempt
+ * Records an event in the caller's transaction (docs/webhooks.md §1: transactional outbox), with
+ * its deliveries. The envelope of docs/webhooks.md §2 is serialised once here; every attempt
  * sends these exact bytes; `data` has the type of its event's schema (src/events/payloads.ts). `createdAt` is the service's clock (issue 11): the 30-day
  * retention and the deliveries' due time are measured from it.
  */

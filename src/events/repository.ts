@@ -1,7 +1,7 @@
 import { keysetAfter } from "../storage/keyset.ts";
 import type { Db } from "../storage/schema.ts";
 
-/** Events of the project, oldest first from `since` (decisions §7: 30 days readable). */
+/** Events of the project, oldest first from `since` (docs/webhooks.md §2: 30 days readable). */
 export async function listEvents(db: Db, projectId: string, since: string, limit: number, after?: [string, string]) {
   let q = db.selectFrom("events").select(["id", "created_at", "body"]).where("project_id", "=", projectId).where("created_at", ">=", since);
   if (after) {
@@ -23,7 +23,7 @@ export async function eventsBetween(db: Db, projectId: string, since: string, un
 }
 
 /**
- * The console's event log (decisions §14): events of the project created in [since,
+ * The console's event log (docs/admin.md §3): events of the project created in [since,
  * until], of one type when given, newest first, `limit + 1` rows from after `before`.
  */
 export async function listEventLog(

@@ -7,7 +7,7 @@ import { retainedSince } from "./catalog.ts";
 import { listEvents } from "./repository.ts";
 import { EventList, EventsQuery } from "./schemas.ts";
 
-/** GET /events (decisions §7): the project's events of the last 30 days, oldest first. */
+/** GET /events (docs/api.md §14): the project's events of the last 30 days, oldest first. */
 export const eventRoutes = new OpenAPIHono<AppEnv>();
 
 eventRoutes.openapi(

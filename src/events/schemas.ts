@@ -3,7 +3,7 @@ import { cursorParam, limitParam, listEnvelope } from "../lib/pagination.ts";
 import { isoTimeSchema } from "../lib/time.ts";
 import { eventEnvelopes } from "./payloads.ts";
 
-/** An item of GET /events: one of the event envelopes, told apart by `event` (interface §6.2). */
+/** An item of GET /events: one of the event envelopes, told apart by `event` (docs/webhooks.md §2). */
 export const EventSchema = z
   .discriminatedUnion("event", [
     eventEnvelopes["contact.created"],

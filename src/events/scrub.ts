@@ -1,7 +1,7 @@
 import type { Db } from "../storage/schema.ts";
 
 /**
- * Finding and scrubbing a contact's personal data in stored JSON (decisions §17: erasure).
+ * Finding and scrubbing a contact's personal data in stored JSON (docs/import-export.md §3: erasure).
  * Events and stored idempotent answers keep their shape; only the erased contact's values
  * become null.
  */
@@ -29,7 +29,7 @@ export function scrubPersonalData(value: unknown, contactIds: ReadonlySet<string
   }
   let changed = false;
   for (const child of Object.values(record)) if (scrubPersonalData(child, contactIds)) changed = true;
-  // web_form.submitted (interface §6.1): the submission's values are what the person typed.
+  // web_form.submitted (docs/webhooks.md §1.1): the submission's values are what the person typed.
   const data = record.data as { contact?: unknown; submission?: { values?: unknown } } | undefined;
   if (record.event === "web_form.submitted" && data?.submission && data.submission.values !== null && isAbout(data.contact, contactIds)) {
     data.submission.values = null;
@@ -91,7 +91,7 @@ export interface IdPeriod {
 
 /**
  * The ids the contact now named `contactId` had, newest first: contact.updated events with
- * `previousContactId` (decisions §12: a relabel) link each id to the one before. An old id
+ * `previousContactId` (docs/api.md §11.4: a relabel) link each id to the one before. An old id
  * may since have been taken by another contact, so each counts only for its own period.
  */
 export async function idHistory(db: Db, projectId: string, contactId: string, slice = SLICE): Promise<IdPeriod[]> {

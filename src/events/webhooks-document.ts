@@ -3,7 +3,7 @@ import type { AppEnv } from "../http/env.ts";
 import { EVENT_TYPES, type EventType } from "./catalog.ts";
 import { eventEnvelopes, PingEvent } from "./payloads.ts";
 
-/** Headers of every delivery of one event (interface §6.2, decisions §7): both signature schemes. */
+/** Headers of every delivery of one event (docs/webhooks.md §2, §1): both signature schemes. */
 const deliveryHeaders = (event: string) => z.object({
   "X-Service-Event": z.literal(event).openapi({ description: "Event name." }),
   "X-Service-Delivery": z.string().openapi({
@@ -34,8 +34,8 @@ const acknowledged = {
 };
 
 /**
- * The four events and the test ping in the document's `webhooks` (OpenAPI 3.1, decisions
- * §15): what a receiver gets, typed by the same schemas that build the payloads.
+ * The four events and the test ping in the document's `webhooks` (OpenAPI 3.1,
+ * docs/api.md §16.1): what a receiver gets, typed by the same schemas that build the payloads.
  */
 export function registerEventWebhooks(api: OpenAPIHono<AppEnv>) {
   const registry = api.openAPIRegistry;
@@ -44,7 +44,7 @@ export function registerEventWebhooks(api: OpenAPIHono<AppEnv>) {
     in: "header",
     name: "X-Service-Signature",
     description:
-      "Deliveries are signed, not keyed: verify X-Service-Signature (interface §6.3) or the Standard Webhooks headers " +
+      "Deliveries are signed, not keyed: verify X-Service-Signature (docs/webhooks.md §3) or the Standard Webhooks headers " +
       "with the subscription's secret, and refuse a timestamp more than 300 s away. See docs/webhooks.md.",
   });
   const hook = (name: string, operationId: string, summary: string, schema: z.ZodType) =>

@@ -20,7 +20,7 @@ export interface FieldSpec {
 type ContactFieldSpec = Omit<FieldSpec, "name" | "custom">;
 
 /**
- * Contact fields a form may carry (decisions §10), with the API's bounds (decisions §5) as
+ * Contact fields a form may carry (docs/api.md §15), with the API's bounds (docs/api.md §11) as
  * maxlength and the HTML autocomplete tokens that let browsers fill them.
  */
 const CONTACT_FIELDS: Record<string, ContactFieldSpec> = {
@@ -43,10 +43,10 @@ const CONTACT_FIELDS: Record<string, ContactFieldSpec> = {
 
 export const CONTACT_FIELD_NAMES = Object.keys(CONTACT_FIELDS);
 
-/** A contact needs one of these (decisions §5), so every form carries at least one. */
+/** A contact needs one of these (docs/api.md §11), so every form carries at least one. */
 export const IDENTITY_FIELDS = ["firstName", "lastName", "email", "phone", "businessName"];
 
-/** The honeypot input (decisions §12): a non-empty value marks the submission as a bot's. */
+/** The honeypot input (docs/api.md §3): a non-empty value marks the submission as a bot's. */
 export const HONEYPOT = "_hp";
 
 const CUSTOM_KINDS: Record<string, FieldKind> = {
@@ -64,7 +64,7 @@ const CUSTOM_KINDS: Record<string, FieldKind> = {
 };
 
 /**
- * A form the rules refuse (decisions §10): its field list (a sentence), or (`field`) its name
+ * A form the rules refuse (docs/api.md §15): its field list (a sentence), or (`field`) its name
  * or redirect URL (a predicate: "takes 1–255 characters"). The CLI shows it as a usage error
  * naming its option, the console at the field.
  */

@@ -2,7 +2,7 @@ import { HONEYPOT, IDENTITY_FIELDS, type FieldSpec } from "./fields.ts";
 import type { FieldError, RawSubmission } from "./input.ts";
 
 /**
- * The pages of a web form (decisions §10): plain HTML, no script, no external asset. Every
+ * The pages of a web form (docs/api.md §15): plain HTML, no script, no external asset. Every
  * input has a bound label, a type that fits its field and an autocomplete token where one
  * exists; errors are listed in an alert region and tied to their inputs with
  * aria-describedby. Everything from the database or the submitter is escaped.

@@ -5,7 +5,7 @@ import { validationFailure } from "../http/validation.ts";
 import { checkCustomValue } from "../reference/custom-fields.ts";
 import { HONEYPOT, IDENTITY_FIELDS, type FieldSpec } from "./fields.ts";
 
-/** JSON from integrations; urlencoded from the page at /f/{formId} (decisions §10). */
+/** JSON from integrations; urlencoded from the page at /f/{formId} (docs/api.md §15). */
 export type Encoding = "json" | "form";
 
 /** A urlencoded body keeps every value of a key; a JSON body is one object. */
@@ -30,7 +30,7 @@ export function encodingOf(contentType: string | undefined): Encoding | null {
   return null;
 }
 
-/** A filled honeypot (decisions §12): any non-blank value. */
+/** A filled honeypot (docs/api.md §3): any non-blank value. */
 export function honeypotFilled(raw: RawSubmission): boolean {
   const value = raw[HONEYPOT];
   const values = Array.isArray(value) ? value : [value];

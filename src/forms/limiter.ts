@@ -5,12 +5,12 @@ const MINUTE = 60_000;
 export { MAX_LIMITER_ENTRIES };
 
 /**
- * Submissions come without a key, so they are limited per client address (decisions §9),
+ * Submissions come without a key, so they are limited per client address (docs/api.md §6),
  * with the API's token buckets: 10 a minute per address and form, and 60 a minute per
  * address across all forms, so one address can neither flood a form nor sweep many. A
  * refused submission consumes nothing. Full buckets are dropped once a minute.
  *
- * Memory is bounded (decisions §16): the caller asks only for forms that exist (a form id
+ * Memory is bounded (docs/api.md §7): the caller asks only for forms that exist (a form id
  * is looked up before any bucket is made), and each map holds at most `maxEntries`
  * buckets. When a map is full, the bucket used least recently goes; only a client that
  * has been quiet the longest can lose its count, and a sender of many addresses gains

@@ -28,7 +28,7 @@ interface Submission {
 type FormsEnv = AppEnv & { Variables: { submission: Submission } };
 
 /**
- * `POST /v1/forms/{formId}/submissions` (decisions §10), a typed sub-app like the other
+ * `POST /v1/forms/{formId}/submissions` (docs/api.md §15), a typed sub-app like the other
  * domains. It takes no key, so createApi mounts it ahead of `authenticate`. The gate
  * (below) finds the form, applies the per-address limit and reads the body once; the
  * route's validators parse that text by its content type; the handler gets
@@ -43,7 +43,7 @@ export function formRoutes(limiter?: SubmissionLimiter): OpenAPIHono<FormsEnv> {
     const form = submission.form!;
     const encoding = submission.encoding!;
     const raw = (submission.raw = encoding === "json" ? c.req.valid("json") : formValues(c.req.valid("form")));
-    // A bot filled the hidden field: answer as a success, store nothing (decisions §12).
+    // A bot filled the hidden field: answer as a success, store nothing (docs/api.md §3).
     if (honeypotFilled(raw)) return accepted(c, form, encoding, { submissionId: newId("sub"), submittedAt: isoNow(deps.clock) });
     submission.specs = await specsOf(c.get("db"), form);
     const submitted = await submitForm(c.get("db"), form, submission.specs, toContactInput(submission.specs, raw, encoding), isoNow(deps.clock));
@@ -53,8 +53,8 @@ export function formRoutes(limiter?: SubmissionLimiter): OpenAPIHono<FormsEnv> {
 }
 
 /**
- * `GET /f/{formId}` (decisions §10): the form as a plain HTML page, outside `/v1` and the
- * API's document. It may be embedded in other sites (decisions §16): no frame-ancestors.
+ * `GET /f/{formId}` (docs/api.md §15): the form as a plain HTML page, outside `/v1` and the
+ * API's document. It may be embedded in other sites (docs/api.md §7): no frame-ancestors.
  */
 export function formPages(): OpenAPIHono<AppEnv> {
   const app = new OpenAPIHono<AppEnv>();
@@ -79,7 +79,7 @@ export function formPages(): OpenAPIHono<AppEnv> {
 
 /**
  * One transaction per submission, as every write of the API, with its Idempotency-Key
- * (decisions §5): a submission has no API key, so its keys belong to its form.
+ * (docs/api.md §11): a submission has no API key, so its keys belong to its form.
  */
 const submissionTransaction = transactional({
   transaction: true,
@@ -104,8 +104,8 @@ export function formErrorPages(): MiddlewareHandler<FormsEnv> {
 
 /**
  * Runs before the validators, in this order: an unknown form is 404 before any limiter
- * state is made for it (decisions §16); then the per-address limit (10 a minute per form,
- * 60 in all; decisions §9), the content type (415), and the body (its size already judged
+ * state is made for it (docs/api.md §7); then the per-address limit (10 a minute per form,
+ * 60 in all; docs/api.md §6), the content type (415), and the body (its size already judged
  * by src/http/body-limit.ts), read once and left for the validators. The limiter, unless
  * given, is made at the first submission, on the service's clock (issue 11).
  */

@@ -21,7 +21,7 @@ export const SubmissionAccepted = z
   .openapi("FormSubmissionAccepted");
 
 /**
- * POST /v1/forms/{formId}/submissions (decisions §10): the route of the forms sub-app
+ * POST /v1/forms/{formId}/submissions (docs/api.md §15): the route of the forms sub-app
  * (src/forms/routes.ts), which validates the body by its content type and puts it in the
  * API's document. It takes no key: `security: []`.
  */

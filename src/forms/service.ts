@@ -12,7 +12,7 @@ import { fieldSpecs, FormFieldsError, resolveFieldNames, type FieldSpec } from "
 import { asSubmissionError } from "./input.ts";
 import * as repo from "./repository.ts";
 
-/** A form as the CLI shows it (decisions §3, §10). */
+/** A form as the CLI shows it (docs/cli.md §4, docs/api.md §15). */
 export interface Form {
   id: string;
   projectId: string;
@@ -32,7 +32,7 @@ export const toForm = (row: FormRow): Form => ({
 });
 
 /**
- * `crm form create` and the console (decisions §10, §14): a name of 1–255 characters
+ * `crm form create` and the console (docs/api.md §15, docs/admin.md §3): a name of 1–255 characters
  * (trimmed), an optional http(s) redirect URL of at most 2048; custom fields given by title
  * are stored by id, so a later rename does not break the form. Throws FormFieldsError for
  * what it refuses. `now`: the console's clock, or the system's in the CLI.
@@ -68,14 +68,14 @@ export interface Submitted {
 }
 
 /**
- * Takes one validated submission (decisions §10) in the request's unit of work (`trx`, a
+ * Takes one validated submission (docs/api.md §15) in the request's unit of work (`trx`, a
  * savepoint of a group commit: src/http/transaction.ts; its Idempotency-Key is kept by
  * src/idempotency/middleware.ts): updates the project's contact with the same email (match key of
- * decisions §5; the most recently updated one when several share it, as
+ * docs/api.md §11; the most recently updated one when several share it, as
  * `GET /contacts?email=` lists first) or creates one with source `web_form` (quota 402
  * applies; an update keeps the stored email as written), which records contact.updated or
  * contact.created as the API does, then stores the submission and records
- * web_form.submitted with the contact as it now is (decisions §7).
+ * web_form.submitted with the contact as it now is (docs/webhooks.md §2).
  */
 export async function submitForm(
   trx: Db,

@@ -3,7 +3,7 @@ import { ApiError } from "../errors.ts";
 import type { AppEnv } from "./env.ts";
 
 /**
- * Body gate of every JSON write route (decisions §8, §12); the size was judged before
+ * Body gate of every JSON write route (docs/api.md §4, §4.3); the size was judged before
  * anything read the body (src/http/body-limit.ts): 415 for a body that is not `application/json`; 422
  * ERR_INVALID_JSON (fieldName `body`) for malformed JSON. The raw text is kept for the
  * Idempotency-Key fingerprint, and the route's zod schema validates the parsed value.

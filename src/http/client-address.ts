@@ -6,7 +6,7 @@ type Address = ipaddr.IPv4 | ipaddr.IPv6;
 export type TrustedProxies = ReadonlyArray<readonly [Address, number]>;
 
 /**
- * Parses `CRM_TRUST_PROXY` (decisions §16): comma-separated addresses or CIDRs, IPv4 in
+ * Parses `CRM_TRUST_PROXY` (docs/operations.md §8): comma-separated addresses or CIDRs, IPv4 in
  * four-part decimal (`10.0.0.0/8`, `192.168.1.10`) or IPv6 (`fd00::/8`, `::1`). Throws
  * a message naming the first entry that is neither, so the start stops on a typo rather
  * than trusting something else than meant.
@@ -45,7 +45,7 @@ function isTrusted(address: Address, trusted: TrustedProxies): boolean {
 
 /**
  * The client address the per-address limits count (the failed-authentication limit,
- * the web-form limiter), decisions §16. Without trusted proxies it is the socket's peer,
+ * the web-form limiter), docs/operations.md §8. Without trusted proxies it is the socket's peer,
  * and `X-Forwarded-For` is ignored: anyone can write that header. When the peer is a
  * trusted proxy, `X-Forwarded-For` is walked from the right (each proxy appends the
  * address it received from), skipping trusted addresses: the first untrusted one is the

@@ -4,7 +4,7 @@ import { ApiError, envelope, errorStatus, type ErrorCode } from "../errors.ts";
 type Json = any;
 
 /**
- * Request and response examples of every operation and webhook (decisions §15), made from
+ * Request and response examples of every operation and webhook (docs/api.md §16), made from
  * the schemas' own examples: an object's example is its schema's, else one built from its
  * properties', so an example never drifts from the schema it illustrates.
  */

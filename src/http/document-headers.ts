@@ -2,7 +2,7 @@ import { DEFAULT_CONTACT_CREATES_PER_HOUR, DEFAULT_REQUESTS_PER_MINUTE } from ".
 
 /**
  * Response headers and the Idempotency-Key parameter as the OpenAPI document shows them
- * (decisions §15); src/http/document.ts puts them on every operation they apply to.
+ * (docs/api.md §16); src/http/document.ts puts them on every operation they apply to.
  */
 const integer = (description: string, example: number) => ({ description, schema: { type: "integer", minimum: 0 }, example });
 const text = (description: string, example: string) => ({ description, schema: { type: "string" }, example });

@@ -26,8 +26,8 @@ Retry 429 and 5xx with exponential backoff plus jitter and a cap on attempts; on
 Send an \`Idempotency-Key\` with a POST to make its retry safe: the repeat answers the stored response with \`Idempotent-Replayed: true\`.`;
 
 /**
- * The OpenAPI 3.1 document of the API (decisions §15), built once (src/app.ts keeps it):
- * the routes never change, so every GET /v1/openapi.json answers the same bytes (§16).
+ * The OpenAPI 3.1 document of the API (docs/api.md §16.1), built once (src/app.ts keeps it):
+ * the routes never change, so every GET /v1/openapi.json answers the same bytes (docs/api.md §16.1).
  * The zod schemas and route definitions describe the operations; this adds what every
  * operation shares (headers, Idempotency-Key, 500, examples) so it cannot be forgotten
  * on one route.
@@ -76,11 +76,11 @@ const errorResponse = (description: string) => ({
   content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } },
 });
 
-/** What every operation of the service shares, added in one place (decisions §15). */
+/** What every operation of the service shares, added in one place (docs/api.md §16). */
 function completeOperation(method: string, operation: Json) {
   if (!operation.operationId) throw new Error(`${method.toUpperCase()} operation without operationId`);
   const authenticated = (operation.security ?? []).length > 0;
-  // Every POST takes an Idempotency-Key (decisions §5); a form submission's belong to its form.
+  // Every POST takes an Idempotency-Key (docs/api.md §8); a form submission's belong to its form.
   const idempotent = method === "post";
   const responses = operation.responses;
   responses[500] ??= errorResponse("Unexpected server error; retry with backoff. Also answered while the database is unreachable, with Retry-After.");
@@ -104,7 +104,7 @@ function completeOperation(method: string, operation: Json) {
 
 /**
  * A body that takes exactly one of two fields, validated by a refinement in zod
- * (src/interactions/schemas.ts), is shown as a `oneOf` of its shapes (decisions §15): each
+ * (src/interactions/schemas.ts), is shown as a `oneOf` of its shapes (docs/api.md §16): each
  * shape has the shared fields and requires its own, so generated clients get a union type.
  */
 function exclusiveShapes(document: Json, name: string, shapes: Record<string, string>) {

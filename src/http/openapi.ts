@@ -49,7 +49,7 @@ export const reading = (scope?: Scope) => (scope ? [requireScope(scope)] : []);
  * Middleware of a write route: scope, then the JSON body gate, then one transaction (with
  * Idempotency-Key). `transaction: false` is for the one route that calls out over HTTP
  * (the test ping), which must not hold the writer while it waits; `prepare` runs before
- * the transaction opens (network I/O, decisions §16).
+ * the transaction opens (network I/O, docs/api.md §7).
  */
 export const writing = (scope: Scope, options: { body?: boolean; transaction?: boolean; prepare?: Prepare } = {}) => [
   requireScope(scope),

@@ -5,9 +5,9 @@ import type { AppDeps, AppEnv } from "./env.ts";
 
 /**
  * First middleware of every request: a unique X-Request-Id on every answer, the deps on the
- * context, the client address the per-address limits count (decisions §16:
+ * context, the client address the per-address limits count (docs/operations.md §8:
  * `CRM_TRUST_PROXY`), and one JSON log line per request with ids only, never a key
- * (decisions §11).
+ * (docs/operations.md §3).
  */
 export function requestContext(deps: AppDeps): MiddlewareHandler<AppEnv> {
   const trusted = deps.config.CRM_TRUST_PROXY ?? [];

@@ -13,12 +13,12 @@ class Answered extends Error {
 
 /**
  * Work a write route must do before its transaction opens: network I/O such as a webhook
- * URL's DNS check (decisions §16), so no request holds the shared writer while it waits.
+ * URL's DNS check (docs/api.md §13.3), so no request holds the shared writer while it waits.
  */
 export type Prepare = (c: Context<AppEnv>) => Promise<void>;
 
 /**
- * Who a request writes for: the project (its share of the write queue, decisions §16) and
+ * Who a request writes for: the project (its share of the write queue, docs/api.md §7) and
  * the owner of its Idempotency-Keys. An API request's is its key; a web-form submission,
  * which takes no key, has its form (src/forms/routes.ts).
  */
@@ -30,7 +30,7 @@ const byApiKey: WriterOf = (c) => ({ projectId: c.get("caller").projectId, owner
  * `c.get("db")` = the unit's transaction (a savepoint of a group commit on SQLite), which
  * commits only when the answer is a success, and the answer leaves only after the commit
  * and its hooks (the dispatcher's wake); any error rolls the request back, so a request
- * that fails writes nothing. With an `Idempotency-Key` (decisions §5) the answer is stored
+ * that fails writes nothing. With an `Idempotency-Key` (docs/api.md §8) the answer is stored
  * in the same unit (src/idempotency/middleware.ts).
  */
 export function transactional(options: { transaction: boolean; prepare?: Prepare; writer?: WriterOf }): MiddlewareHandler<AppEnv> {
@@ -57,7 +57,7 @@ const runInUnit = (writerOf: WriterOf): Runner => async (c, next, first, beforeC
   const deps = c.get("deps");
   try {
     // Concurrent write requests share one transaction on SQLite, one savepoint each; the
-    // queue is bounded in all and per project (decisions §16).
+    // queue is bounded in all and per project (docs/api.md §7).
     await deps.writes.run(writerOf(c).projectId, async (trx) => {
       const answer = await first?.(trx);
       if (answer) throw new Answered(answer);

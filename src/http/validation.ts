@@ -2,7 +2,7 @@ import type { z } from "@hono/zod-openapi";
 import { ApiError } from "../errors.ts";
 
 /*
- * Validation messages (decisions §15): a message names the field once and says what is
+ * Validation messages (docs/api.md §4.3): a message names the field once and says what is
  * wrong with its value: "firstName must be a string.", "firstName is required.",
  * "identityType must be one of personal, business.". Zod's own texts ("Invalid input:
  * expected string, received number", "Too big: …", "Invalid option: …") are never shown.
@@ -30,7 +30,7 @@ import { ApiError } from "../errors.ts";
  *     too_small, too_big  "X must be at most 255 characters.", "X must not be empty.",
  *                         "X must have at least 1 item.", "X must be at most 200."
  *     invalid_format      "X must be a valid email address.", "X must be a valid URL."
- *     unrecognized_keys   "Unknown field X." (fieldName X, the key's own path: decisions §12)
+ *     unrecognized_keys   "Unknown field X." (fieldName X, the key's own path: docs/api.md §4.3)
  *     custom and others   "X is not valid."
  *
  * Missing or wrong type: zod 4 does not carry the input in its issues, so the value at the
@@ -48,9 +48,9 @@ export interface ValidatedInput {
 }
 
 /**
- * Maps the first zod issue to ERR_FORM_VALIDATION with a dotted fieldName (decisions §8):
+ * Maps the first zod issue to ERR_FORM_VALIDATION with a dotted fieldName (docs/api.md §4):
  * `address.city`, `customFields.cf_…`, `fields.<key>`. An unknown key names the key itself
- * (decisions §12); positions inside arrays are left out (`tags`, not `tags.3`).
+ * (docs/api.md §4.3); positions inside arrays are left out (`tags`, not `tags.3`).
  */
 export function validationFailure(error: z.ZodError, validated: ValidatedInput = {}): ApiError {
   const { issue, path } = innermost(error.issues[0]!, []);

@@ -22,11 +22,11 @@ export type Runner = (
 /** Answer headers worth replaying besides the body. */
 const REPLAYED_HEADERS = ["content-type", "location"];
 
-/** Idempotency-Key values that are being answered right now, per owner (decisions §5: 409). */
+/** Idempotency-Key values that are being answered right now, per owner (docs/api.md §8: 409). */
 const inFlight = new Set<string>();
 
 /**
- * Idempotency-Key on a POST (decisions §5): the answer is stored in the request's own unit
+ * Idempotency-Key on a POST (docs/api.md §8): the answer is stored in the request's own unit
  * of work, so it commits with the request's writes or not at all, and a repeat within 24 h
  * is answered from it (Idempotent-Replayed: true). The same key with another request is
  * refused (422), one still being answered is 409 with Retry-After. `ownerOf` says whose
@@ -54,14 +54,14 @@ export function idempotencyKey(run: Runner, ownerOf: (c: Context<AppEnv>) => str
         method: c.req.method,
         path: c.req.path,
         // Routes that take no body (test ping, rotate-secret) still fingerprint what was sent:
-        // the same key with another body is refused everywhere (decisions §5).
+        // the same key with another body is refused everywhere (docs/api.md §11).
         bodyHash: createHash("sha256").update(c.get("rawBody") ?? (await c.req.text())).digest("hex"),
       };
       const { db, secrets, clock } = c.get("deps");
-      // Both ends of the 24 h window come from the service's clock (decisions §5, issue 11).
+      // Both ends of the 24 h window come from the service's clock (docs/api.md §11, issue 11).
       const stored = await findIdempotencyRecord(db, keyId, idempotencyKey, clock.now());
       if (stored) return replay(c, { ...stored, body: secrets.open(stored.body) }, request);
-      // Another node may be answering the same key right now (decisions §13): the first
+      // Another node may be answering the same key right now (docs/scaling.md §6): the first
       // thing in the transaction is a lock on the key, then a second look, so a concurrent
       // first call waits for the other's commit and replays its answer instead of writing.
       const first = async (trx: Db) => {
@@ -74,7 +74,7 @@ export function idempotencyKey(run: Runner, ownerOf: (c: Context<AppEnv>) => str
           const value = c.res.headers.get(name);
           if (value !== null) headers[name] = value;
         }
-        // Sealed like webhook secrets: a POST /webhooks answer carries one (decisions §5).
+        // Sealed like webhook secrets: a POST /webhooks answer carries one (docs/api.md §11).
         const answer = { ...request, status: c.res.status, body: secrets.seal(await c.res.clone().text()), headers };
         await saveIdempotencyRecord(trx, keyId, idempotencyKey, answer, clock.now());
       });

@@ -28,7 +28,7 @@ export async function findLogByUniqueIdentifier(db: Db, contactId: number, uniqu
 export type NewLogRow = Selectable<Database["interaction_logs"]>;
 const LOG_COLUMNS = ["id", "project_id", "contact_id", "interaction_type_id", "note", "fields", "date", "unique_identifier", "created_at"] as const;
 
-// A concurrent first call with the same uniqueIdentifier (another node, decisions §13):
+// A concurrent first call with the same uniqueIdentifier (another node, docs/scaling.md §6):
 // the database waits for it to commit, then writes nothing and returns no row.
 const insertLogRow = preparedQuery<unknown[], { id: string }>(LOG_COLUMNS.length, (db, ...slots) =>
   db
@@ -50,7 +50,7 @@ export interface LogFilters {
   after?: [string, string];
 }
 
-/** A contact's timeline, newest `date` first then id (decisions §6). */
+/** A contact's timeline, newest `date` first then id (docs/api.md §12). */
 export async function listLogs(db: Db, contactId: number, f: LogFilters, limit: number) {
   let q = withType(db).where("interaction_logs.contact_id", "=", contactId);
   if (f.interactionTypeId === "note") q = q.where("interaction_logs.interaction_type_id", "is", null);

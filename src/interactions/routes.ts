@@ -8,7 +8,7 @@ import { isoNow } from "../lib/time.ts";
 import { CreateInteractionBody, InteractionList, InteractionLogSchema, InteractionReplayAnswer, ListInteractionsQuery } from "./schemas.ts";
 import { createInteraction, listInteractions } from "./service.ts";
 
-/** Interaction logs (interface §4.3). */
+/** Interaction logs (docs/api.md §12). */
 export const interactionRoutes = new OpenAPIHono<AppEnv>();
 
 const tags = ["Interaction logs"];
@@ -37,7 +37,7 @@ interactionRoutes.openapi(
   async (c) => {
     const n = requireContactNumber(c.req.valid("param").contactId);
     const { log, created } = await createInteraction(c.get("db"), c.get("caller").projectId, n, c.req.valid("json"), isoNow(c.get("deps").clock));
-    // decisions §25 (docs/security.md §3): a replay's stored log is for keys that may read it.
+    // docs/security.md §1 (docs/security.md §3): a replay's stored log is for keys that may read it.
     return created ? c.json(log, 201) : c.json(replayedLogForCaller(c.get("caller"), log), 200);
   },
 );

@@ -3,7 +3,7 @@ import { cursorParam, limitParam, listEnvelope } from "../lib/pagination.ts";
 import { isoTimeSchema, timestampSchema } from "../lib/time.ts";
 
 
-/** Body of POST /contacts/{contactId}/interactions (interface §4.3, decisions §6). */
+/** Body of POST /contacts/{contactId}/interactions (docs/api.md §12). */
 export const CreateInteractionBody = z
   .strictObject({
     interactionTypeId: z.string().optional(),
@@ -64,7 +64,7 @@ export const InteractionLogSchema = z
 export type InteractionLog = z.infer<typeof InteractionLogSchema>;
 
 /**
- * What a uniqueIdentifier replay answers a key without `contacts:read` (decisions §25,
+ * What a uniqueIdentifier replay answers a key without `contacts:read` (docs/security.md §3,
  * docs/security.md §3): the stored log's id, contact and creation time, not its note or
  * fields, which only that scope may read. Strict, so a whole log never matches it.
  */
@@ -81,7 +81,7 @@ export const InteractionLogReceiptSchema = z
 
 export type InteractionLogReceipt = z.infer<typeof InteractionLogReceiptSchema>;
 
-/** The answer of a uniqueIdentifier replay: the stored log, or its receipt (decisions §25). */
+/** The answer of a uniqueIdentifier replay: the stored log, or its receipt (docs/security.md §3). */
 export const InteractionReplayAnswer = z.union([InteractionLogSchema, InteractionLogReceiptSchema]).openapi({}, { unionPreferredType: "oneOf" });
 
 export const ListInteractionsQuery = z.object({

@@ -33,11 +33,11 @@ async function contactOf(db: Db, projectId: string, contactNumber: number) {
 }
 
 /**
- * Adds a log to a contact's timeline (interface §4.3) at `now`, the service's clock (issue 11). With a uniqueIdentifier already
+ * Adds a log to a contact's timeline (docs/api.md §12) at `now`, the service's clock (issue 11). With a uniqueIdentifier already
  * used on this contact, answers the stored log and `created: false`; nothing is written and
  * no event fires. Concurrent first calls create once: on SQLite they run one at a time on
  * the writer; on PostgreSQL the unique constraint makes the later insert wait for the
- * first to commit and then write nothing (decisions §13).
+ * first to commit and then write nothing (docs/scaling.md §6).
  */
 export async function createInteraction(db: Db, projectId: string, contactNumber: number, input: CreateInteractionInput, now: string) {
   const contact = await contactOf(db, projectId, contactNumber);

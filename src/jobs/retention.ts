@@ -8,7 +8,7 @@ import { sweepSignInAttempts } from "../admin/lockout.ts";
 import { deleteExpiredUploads } from "../admin/import-uploads.ts";
 
 /**
- * Retention (decisions §5, §7): events and delivery attempts are kept 30 days (deliveries
+ * Retention (docs/api.md §11, docs/webhooks.md §2): events and delivery attempts are kept 30 days (deliveries
  * go with their event), Idempotency-Key records 24 h, admin sessions 12 h idle, counted back from `now` (the
  * service's clock, issue 11). Deletes in batches, each a unit of work of its own, so the
  * writer is never held for long.
@@ -28,7 +28,7 @@ export async function applyRetention(writes: UnitOfWork | Kysely<Database>, now:
     }
   }
   await units.run(null, (trx) => deleteExpiredIdempotencyRecords(trx, now));
-  // The console's sessions idle for 12 h, and sign-in tries whose window and lock have ended (decisions §14).
+  // The console's sessions idle for 12 h, and sign-in tries whose window and lock have ended (docs/admin.md §2).
   await units.run(null, (trx) => deleteIdleSessions(trx, now));
   await units.run(null, (trx) => sweepSignInAttempts(trx, now));
   // Console uploads not imported within the hour (secure_delete zeroes their bytes; docs/security.md §7).

@@ -2,7 +2,7 @@ import { createHmac, timingSafeEqual } from "node:crypto";
 import { ApiError } from "../errors.ts";
 
 /**
- * Opaque keyset cursors (decisions §5): the position of the last row plus a fingerprint of
+ * Opaque keyset cursors (docs/api.md §5): the position of the last row plus a fingerprint of
  * the filters, signed with a per-database secret. A cursor the service never issued, or one
  * reused with other filters, is 422 `cursor`.
  */

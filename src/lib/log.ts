@@ -5,8 +5,8 @@ const LEVELS = { debug: 10, info: 20, warn: 30, error: 40 } as const;
 export type LogLevel = keyof typeof LEVELS;
 
 /**
- * JSON lines on stdout (decisions §11). Callers pass fields, never keys or secrets: the
- * request log carries only ids (decisions §12).
+ * JSON lines on stdout (docs/operations.md §4). Callers pass fields, never keys or secrets: the
+ * request log carries only ids (docs/operations.md §4.3).
  */
 export interface Logger {
   debug(msg: string, fields?: Record<string, unknown>): void;

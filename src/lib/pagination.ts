@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import type { CursorCodec } from "./cursor.ts";
 
-/** `limit` of every list: default 50, 1–200 (decisions §5). */
+/** `limit` of every list: default 50, 1–200 (docs/api.md §11). */
 export const limitParam = z.coerce
   .number({ error: "must be an integer from 1 to 200." })
   .int("must be an integer from 1 to 200.")
@@ -26,7 +26,7 @@ export interface Page<T> {
 
 /**
  * Turns `limit + 1` fetched rows into a page: the extra row only tells that more exist,
- * so the page that takes the last item already says hasMore false (decisions §12).
+ * so the page that takes the last item already says hasMore false (docs/api.md §5).
  */
 export function toPage<R, T>(
   rows: R[],

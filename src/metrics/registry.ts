@@ -1,5 +1,5 @@
 /**
- * Prometheus text exposition (decisions §11, §12) for the few series we keep; small enough
+ * Prometheus text exposition (docs/operations.md §4) for the few series we keep; small enough
  * that a client library would be more code than it saves.
  */
 const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];

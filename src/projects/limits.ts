@@ -1,5 +1,5 @@
 /**
- * A new project's per-key limits unless given (decisions §9): each number written once
+ * A new project's per-key limits unless given (docs/api.md §6): each number written once
  * here, read by the project's creation, the CLI's help and the OpenAPI document's text.
  */
 

@@ -8,7 +8,7 @@ export interface ProjectSettings {
   contactCreatesPerHour?: number;
 }
 
-/** Reference data of a new project (decisions §4). */
+/** Reference data of a new project (docs/api.md §10). */
 const DEFAULT_CONTACT_TYPES = [
   { name: "Lead", category: "Lead", isDefault: false },
   { name: "Customer", category: "Customer", isDefault: true },
@@ -17,7 +17,7 @@ const DEFAULT_CONTACT_TYPES = [
 ];
 const DEFAULT_INTERACTION_TYPES = ["Call", "Email", "Meeting", "Message"];
 
-/** A project with its reference data (decisions §3, §4), created at `now` (the caller's clock). */
+/** A project with its reference data (docs/cli.md §4, docs/api.md §10), created at `now` (the caller's clock). */
 export async function createProject(db: Db, name: string, now: string, settings: ProjectSettings = {}) {
   const id = newId("prj");
   await db

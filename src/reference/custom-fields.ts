@@ -1,7 +1,7 @@
 import { isEmail, isHttpUrl } from "../lib/formats.ts";
 import { toIso } from "../lib/time.ts";
 
-/** Custom-field types of decisions §4; the last two are read-only (interface §2.1 rule 6). */
+/** Custom-field types of docs/api.md §10; the last two are read-only (docs/api.md §11.1 rule 6). */
 export const CUSTOM_FIELD_TYPES = [
   "text", "textarea", "number", "date", "checkbox", "url", "email", "phone",
   "select", "radio", "multiselect", "image", "offering-list",
@@ -19,7 +19,7 @@ export interface CustomField {
 }
 
 /**
- * Checks one written value against its field's type (decisions §5); returns the value to
+ * Checks one written value against its field's type (docs/api.md §11); returns the value to
  * store, or the reason it is refused: a predicate the caller puts the field's name in front
  * of ("must be a number.", src/http/validation.ts).
  */

@@ -5,7 +5,7 @@ import type { ContactTypeRow, Db } from "../storage/schema.ts";
 import { newId } from "../lib/ids.ts";
 import type { CustomField } from "./custom-fields.ts";
 
-/** Keyset page ordered by name then id (decisions §4): fetches `limit + 1` rows. */
+/** Keyset page ordered by name then id (docs/api.md §10): fetches `limit + 1` rows. */
 type NamedTable = "contact_types" | "interaction_types" | "tags";
 
 export async function listNamed<T extends NamedTable>(db: Db, table: T, projectId: string, limit: number, after?: [string, string]) {
@@ -99,7 +99,7 @@ const tagByNameKey = preparedQuery<[string, string], { id: string; name: string 
   db.selectFrom("tags").select(["id", "name"]).where("project_id", "=", projectId).where("name_key", "=", nameKey),
 );
 
-/** Tags by id, or by name case-insensitively; unknown names are created at `now` (interface §2.1 rule 3). */
+/** Tags by id, or by name case-insensitively; unknown names are created at `now` (docs/api.md §11.1 rule 3). */
 export async function resolveTags(db: Db, projectId: string, refs: string[], now: string): Promise<Array<{ id: string; name: string }>> {
   const out = new Map<string, { id: string; name: string }>();
   for (const ref of refs) {
@@ -111,7 +111,7 @@ export async function resolveTags(db: Db, projectId: string, refs: string[], now
       continue;
     }
     const tag = { id: newId("tag"), name: ref };
-    // Another node may create the same name at once: the unique key keeps one, which both use (decisions §13).
+    // Another node may create the same name at once: the unique key keeps one, which both use (docs/scaling.md §6).
     const inserted = await db
       .insertInto("tags")
       .values({ ...tag, project_id: projectId, name_key: key, created_at: now })

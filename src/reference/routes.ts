@@ -8,7 +8,7 @@ import { listCustomFields, listNamed } from "./repository.ts";
 import { ContactTypeList, CustomFieldList, InteractionTypeList, ReferenceListQuery, TagList } from "./schemas.ts";
 import type { CATEGORIES } from "./schemas.ts";
 
-/** The four reference-data lists (interface §4.4, decisions §4); scope contacts:read. */
+/** The four reference-data lists (docs/api.md §10); scope contacts:read. */
 export const referenceRoutes = new OpenAPIHono<AppEnv>();
 
 const listRoute = (

@@ -4,9 +4,9 @@ import { createContactType, createCustomField, createInteractionType } from "./r
 import { CATEGORIES } from "./schemas.ts";
 
 /**
- * Creating reference data (decisions §3, §4): the rules that `crm contact-type create`,
+ * Creating reference data (docs/cli.md §4, docs/api.md §10): the rules that `crm contact-type create`,
  * `crm interaction-type create`, `crm custom-field create` and the admin console's
- * reference page (decisions §14) share, so neither has a second copy. The API only reads
+ * reference page (docs/admin.md §3) share, so neither has a second copy. The API only reads
  * reference data.
  */
 
@@ -48,7 +48,7 @@ export const parseOptions = (text: string | null | undefined): string[] =>
   text?.split(",").map((o) => o.trim()).filter(Boolean) ?? [];
 
 /**
- * A custom field (decisions §4): a known type; options (comma-separated) required for
+ * A custom field (docs/api.md §10): a known type; options (comma-separated) required for
  * select, radio and multiselect and kept only for them; a title unique in the project.
  */
 export async function addCustomField(db: Db, projectId: string, input: { title: string; type: string; options?: string | null }, now: string) {

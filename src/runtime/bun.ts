@@ -56,7 +56,7 @@ export const bunRuntime: Runtime = {
     const server = Bun.serve({
       port,
       hostname,
-      // Our own body middleware answers 413 with the envelope (decisions §8); Bun's cap sits above it.
+      // Our own body middleware answers 413 with the envelope (docs/api.md §4); Bun's cap sits above it.
       maxRequestBodySize: 1024 * 1024 * 1024,
       fetch: (request, srv) => fetch(request, { ip: srv.requestIP(request)?.address ?? "unknown" }),
     });

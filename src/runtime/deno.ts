@@ -1,4 +1,4 @@
-// Deno 2 runtime: node:sqlite behind the same interface as Bun (decisions §1).
+// Deno 2 runtime: node:sqlite behind the same interface as Bun (docs/operations.md §1).
 import { DatabaseSync } from "node:sqlite";
 import { createReadStream, statSync } from "node:fs";
 import { createPrivateFile, mkdirp, readStdinLine, readText, removeFile } from "./files.ts";

@@ -22,7 +22,7 @@ export function createPrivateFile(path: string, text: string): boolean {
   }
 }
 
-/** Creates a folder and its missing parents with mode 0700 (decisions §16); an existing one is left as it is. */
+/** Creates a folder and its missing parents with mode 0700 (docs/operations.md §3.1); an existing one is left as it is. */
 export function mkdirp(path: string): void {
   mkdirSync(path, { recursive: true, mode: 0o700 });
 }

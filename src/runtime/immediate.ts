@@ -1,7 +1,7 @@
 import { CompiledQuery, type DatabaseConnection, type Dialect, type Driver } from "kysely";
 
 /**
- * Wraps a SQLite dialect so transactions start with `BEGIN IMMEDIATE` (decisions §11): the
+ * Wraps a SQLite dialect so transactions start with `BEGIN IMMEDIATE` (docs/operations.md §3): the
  * write lock is taken up front, so a transaction never fails half-way on SQLITE_BUSY when
  * the CLI writes to the same file.
  */

@@ -55,7 +55,7 @@ export function nodeSqliteDialect(database: SyncDatabase): Dialect {
       throw new Error("streaming is not supported");
     },
   };
-  // One connection, one user at a time (decisions §11: one writer connection).
+  // One connection, one user at a time (docs/operations.md §3: one writer connection).
   let queue: Promise<void> = Promise.resolve();
   let release: (() => void) | undefined;
   const driver: Driver = {

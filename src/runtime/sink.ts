@@ -4,7 +4,7 @@ import process from "node:process";
 // node:fs and process.stdout behave the same under Bun and Deno; kept here so the rest stays runtime-free.
 
 /**
- * Where `crm export` writes (decisions §17): text in order, each write awaited, so a slow
+ * Where `crm export` writes (docs/import-export.md §2): text in order, each write awaited, so a slow
  * reader slows the writer instead of text piling up in memory (constant memory).
  */
 export interface TextSink {

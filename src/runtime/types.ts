@@ -38,7 +38,7 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-/** Everything that differs between Bun and Deno (decisions §1): nothing else imports a runtime. */
+/** Everything that differs between Bun and Deno (docs/operations.md §1): nothing else imports a runtime. */
 export interface Runtime {
   name: "bun" | "deno";
   openSqlite(path: string): SqliteHandle;
@@ -47,7 +47,7 @@ export interface Runtime {
   args(): string[];
   onSignal(signal: "SIGTERM" | "SIGINT", handler: () => void): void;
   exit(code: number): never;
-  /** Creates a folder and its parents, owner-only (0700), as the database's folder must be (decisions §16). */
+  /** Creates a folder and its parents, owner-only (0700), as the database's folder must be (docs/operations.md §3.1). */
   mkdirp(path: string): void;
   /** The first line of standard input (a password piped to `crm admin create`). */
   readStdinLine(): Promise<string>;

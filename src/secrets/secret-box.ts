@@ -5,7 +5,7 @@ import type { Db } from "../storage/schema.ts";
 import { runtime } from "../runtime/index.ts";
 
 /**
- * AES-256-GCM for secrets at rest (decisions §7): webhook signing secrets and stored
+ * AES-256-GCM for secrets at rest (docs/api.md §13.2): webhook signing secrets and stored
  * Idempotency-Key answers. Sealed text is `v1.<iv>.<ciphertext+tag>` in base64url.
  */
 export class SecretBox {
@@ -32,7 +32,7 @@ export class SecretBox {
 
 /**
  * The server key: CRM_SECRET_KEY (base64 of 32 bytes), else `secret.key` beside the
- * database, created with mode 0600 on first start (decisions §1, §7).
+ * database, created with mode 0600 on first start (docs/operations.md §1, docs/webhooks.md §2).
  */
 export function loadSecretBox(secretKey: string | undefined, dbPath: string): SecretBox {
   if (secretKey) {
@@ -61,8 +61,8 @@ export function existingSecretBox(secretKey: string | undefined, dbPath: string)
 const CANARY = "secret_key_check";
 
 /**
- * Stops the start when the database's secrets were sealed under another key (decisions
- * §13): nodes sharing a PostgreSQL database, or a copy made by `crm copy-to-postgres`, must
+ * Stops the start when the database's secrets were sealed under another key
+ * (docs/scaling.md §6): nodes sharing a PostgreSQL database, or a copy made by `crm copy-to-postgres`, must
  * use the same CRM_SECRET_KEY, or every webhook secret would fail to open at delivery. The
  * first start records a sealed check value; later starts must be able to open it.
  */

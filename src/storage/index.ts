@@ -7,7 +7,7 @@ import { openSqliteStorage } from "./sqlite/index.ts";
 export type { Storage } from "./port.ts";
 
 /**
- * The storage seam (decisions §13): opens the backend the configuration chooses, once, at
+ * The storage seam (docs/scaling.md §6): opens the backend the configuration chooses, once, at
  * start. PostgreSQL when `CRM_DATABASE_URL` is set (src/storage/postgres/), else the
  * SQLite file at `CRM_DB_PATH` (src/storage/sqlite/). Both implement the port
  * (src/storage/port.ts); the domains get it and never ask which it is. `reader`: open

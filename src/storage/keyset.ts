@@ -1,7 +1,7 @@
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from "kysely";
 
 /**
- * The keyset condition of every paginated list (decisions §5): rows strictly after
+ * The keyset condition of every paginated list (docs/api.md §11): rows strictly after
  * `position` in a list ordered by two columns, both ascending or both descending. The
  * second column is unique, so no row is skipped or repeated across pages.
  */

@@ -3,7 +3,7 @@ import type { Database, Db } from "./schema.ts";
 import type { WriteQueue } from "./sqlite/group-commit.ts";
 
 /**
- * The storage port (decisions §13): every operation the domains need from the database,
+ * The storage port (docs/scaling.md §6): every operation the domains need from the database,
  * declared once here and implemented twice, by src/storage/sqlite/ (the embedded default,
  * one process serves the file) and by src/storage/postgres/ (several nodes share one
  * server). `openStorage` (src/storage/index.ts) picks one at start from the configuration
@@ -50,7 +50,7 @@ export interface Storage {
   sharedBuckets?: SharedBuckets;
   /** Statistics: keeps the query planner's statistics fresh (jobs, every 10 minutes). SQLite: `PRAGMA optimize`; PostgreSQL: nothing (autovacuum does it). */
   refreshStatistics(): Promise<void>;
-  /** Backup: `crm backup` (decisions §11). */
+  /** Backup: `crm backup` (docs/cli.md §6.1). */
   backup: Backup;
   /** Reachable and fully migrated (/readyz); false, never a throw, when the database is down. */
   ready(): Promise<boolean>;
@@ -95,9 +95,9 @@ export interface ClaimBook {
 }
 
 /**
- * Claims and leases (decisions §7, §13): how the dispatcher takes due deliveries so no
+ * Claims and leases (docs/webhooks.md §2, docs/scaling.md §6): how the dispatcher takes due deliveries so no
  * one else sends them meanwhile. A claimed row stays pending until its attempt is
- * recorded, so a killed process loses no delivery (decisions §12).
+ * recorded, so a killed process loses no delivery (docs/api.md §3).
  * - SQLite: one process serves the file, so a claim is an entry in that process's book
  *   and nothing more (src/storage/claims.ts).
  * - PostgreSQL: several nodes share the outbox, so a claim is also a lease in the
@@ -153,7 +153,7 @@ export interface SharedBuckets {
 export type FilterOnly = <T = unknown>(ref: string) => RawBuilder<T>;
 
 /**
- * What a query needs from its backend while it runs (decisions §13). One object per
+ * What a query needs from its backend while it runs (docs/scaling.md §6). One object per
  * backend (src/storage/sqlite/dialect.ts, src/storage/postgres/dialect.ts); the domains
  * reach it through src/storage/query.ts.
  */
@@ -181,7 +181,7 @@ export interface Dialect {
   leaseEnd: { lease_until?: null; lease_owner?: null };
   /**
    * Secure delete: after an erase commits, takes what it freed out of the database's
-   * files (decisions §25). True when it completed; false when a reader kept it from completing.
+   * files (docs/security.md §7). True when it completed; false when a reader kept it from completing.
    */
   reclaimErased(db: Kysely<Database>, tables: readonly (keyof Database)[]): Promise<boolean>;
   /**

@@ -5,7 +5,7 @@ import type { Database, Db } from "./schema.ts";
 import { sqliteDialect } from "./sqlite/dialect.ts";
 
 /**
- * The query-time half of the storage port (src/storage/port.ts, decisions §13) as plain
+ * The query-time half of the storage port (src/storage/port.ts, docs/scaling.md §6) as plain
  * functions of `db | trx`, for the domains: each asks the backend the executor runs on.
  * Everything else in the domains is plain Kysely that compiles for both.
  */
@@ -34,8 +34,8 @@ export function isUniqueViolation(error: unknown): boolean {
 
 /**
  * The database could not be reached or dropped the connection (PostgreSQL only: SQLite
- * is a file). The request is answered 500 ERR_INTERNAL with Retry-After: 1 (decisions §8's codes are closed) and the next one gets a fresh connection from
- * the pool (decisions §13: a lost connection is retried, never fatal).
+ * is a file). The request is answered 500 ERR_INTERNAL with Retry-After: 1 (docs/api.md §4's codes are closed) and the next one gets a fresh connection from
+ * the pool (docs/scaling.md §6: a lost connection is retried, never fatal).
  */
 export function isConnectionError(error: unknown): boolean {
   const e = error as { code?: unknown; message?: unknown } | null;
@@ -71,7 +71,7 @@ export function leaseEnd(trx: Db): Dialect["leaseEnd"] {
 }
 
 /**
- * After an erase commits, takes what it freed out of the database's files (decisions §25,
+ * After an erase commits, takes what it freed out of the database's files (docs/security.md §7,
  * docs/security.md §7): SQLite checkpoints its write-ahead log, PostgreSQL vacuums
  * `tables` (`Dialect.reclaimErased`). True when it completed; false when a reader kept the
  * checkpoint from completing.

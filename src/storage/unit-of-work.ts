@@ -10,7 +10,7 @@ export type Trx = Transaction<Database>;
  * What a committed unit tells the rest of the service, by name; the service says who
  * listens (server.ts). "deliveries-due": webhook deliveries were queued or became due
  * again (src/events/outbox.ts), so the dispatcher is woken at once rather than at its
- * next poll (decisions §7).
+ * next poll (docs/webhooks.md §2).
  */
 export type CommitSignal = "deliveries-due";
 
@@ -26,7 +26,7 @@ export interface Unit {
 export type Work<T> = (trx: Trx, unit: Unit) => Promise<T>;
 
 /**
- * Who a unit writes for, for the write queue's bounds (decisions §16): a project id (an
+ * Who a unit writes for, for the write queue's bounds (docs/operations.md §3.1): a project id (an
  * API request, a console action, an import), or null for the service's own writes (the
  * dispatcher's outcomes, the jobs, sign-in counting, the CLI), which are never refused.
  */
@@ -40,7 +40,7 @@ export interface WriteQueue {
   readonly stats: { batches: number; jobs: number };
 }
 
-/** The bounds of a write queue (decisions §16). */
+/** The bounds of a write queue (docs/operations.md §3.1). */
 export interface QueueBounds {
   /** Most units waiting in all; past it a unit is refused at once (WriteQueueFull). */
   maxQueued?: number;
@@ -70,7 +70,7 @@ class Hooks implements Unit {
 const running = new AsyncLocalStorage<Hooks>();
 
 /**
- * Registers `hook` on the unit whose work is running (decisions §7: the outbox's wake), for
+ * Registers `hook` on the unit whose work is running (docs/webhooks.md §2: the outbox's wake), for
  * code that is handed `db | trx` only, as repositories are. Outside a unit (a test writing
  * through a bare transaction) there is no commit to wait for: nothing is registered.
  */
@@ -108,7 +108,7 @@ export async function inSavepoint<T>(trx: Db, name: string, work: () => Promise<
 }
 
 /**
- * The one way the service writes (decisions §16): `run(owner, work)` gives `work` one
+ * The one way the service writes (docs/operations.md §3.1): `run(owner, work)` gives `work` one
  * transaction, or its savepoint of a group commit on SQLite, through the service's write
  * queue, and settles once that has committed. The API's requests, the console's actions,
  * the CLI, imports, forms, the dispatcher's outcomes and the jobs all write here. After

@@ -2,7 +2,7 @@ import { ADDRESS_KEYS } from "../contacts/schemas.ts";
 import { unneutraliseFormula } from "./spreadsheet.ts";
 
 /**
- * The CSV vocabulary of contacts (decisions §17), shared by the importer
+ * The CSV vocabulary of contacts (docs/import-export.md §1), shared by the importer
  * (src/transfer/import-columns.ts) and the exporter (src/transfer/export.ts), so what
  * `crm export` writes `crm import` reads back.
  */
@@ -10,11 +10,11 @@ import { unneutraliseFormula } from "./spreadsheet.ts";
 /**
  * A header as matched: lower case, without spaces, `_`, `-` and `.` ("E-mail 1 - Value" →
  * "email1value"), and without the `'` an export puts before a custom field title such as
- * `=x` (decisions §25, src/transfer/spreadsheet.ts).
+ * `=x` (docs/security.md §1, src/transfer/spreadsheet.ts).
  */
 export const normalizeHeader = (header: string) => unneutraliseFormula(header).toLowerCase().replace(/[\s_\-.]+/g, "");
 
-/** Contact fields a CSV column can set, as the create body names them (interface §4.2). */
+/** Contact fields a CSV column can set, as the create body names them (docs/api.md §11). */
 export const TEXT_FIELDS = [
   "firstName", "lastName", "email", "phone", "businessName", "website", "notes",
   "source", "identityType", "contactTypeId",
@@ -31,7 +31,7 @@ export const READ_ONLY_FIELDS = ["contactId", "createdAt", "updatedAt"] as const
 /** The contact type by its name (an export writes the name: type ids differ between projects). */
 export const CONTACT_TYPE_FIELD = "contactType";
 
-/** Other CRMs' headers for our fields (decisions §17), before normalizing. */
+/** Other CRMs' headers for our fields (docs/import-export.md §1), before normalizing. */
 export const FIELD_ALIASES: Readonly<Record<string, readonly string[]>> = {
   firstName: ["first name", "given name"],
   lastName: ["last name", "surname", "family name"],
@@ -50,7 +50,7 @@ export const FIELD_ALIASES: Readonly<Record<string, readonly string[]>> = {
 };
 
 /**
- * The export's columns before the custom fields (decisions §17: contactId, every contact
+ * The export's columns before the custom fields (docs/import-export.md §2: contactId, every contact
  * field, address.*, tags), in the order written.
  */
 export const EXPORT_COLUMNS = [
@@ -59,7 +59,7 @@ export const EXPORT_COLUMNS = [
   ...ADDRESS_FIELDS, "tags",
 ] as const;
 
-/** Tag names and multiselect values in one cell: joined by `; ` (decisions §17), split on `;` or `|` on import. */
+/** Tag names and multiselect values in one cell: joined by `; ` (docs/import-export.md §1), split on `;` or `|` on import. */
 export const LIST_SEPARATOR = "; ";
 
 /** Every normalized header that names a contact field (field names and their aliases). */

@@ -1,8 +1,8 @@
 /**
- * A small streaming CSV reader (RFC 4180) for `crm import` (decisions §3): quoted fields,
+ * A small streaming CSV reader (RFC 4180) for `crm import` (docs/cli.md §4): quoted fields,
  * `""` inside quotes, commas and line breaks inside quotes, CRLF, LF or a lone CR between
  * records, a UTF-8 byte-order mark at the start. It holds one record at a time, and a
- * record is bounded (decisions §16): at most `maxFields` fields (500) and `maxRecordBytes`
+ * record is bounded (docs/api.md §7): at most `maxFields` fields (500) and `maxRecordBytes`
  * bytes of UTF-8 (1 MiB, its quotes and commas counted, its line break not). A record past
  * either bound is an error as soon as the bound is crossed, before the rest of it is read,
  * so a file of any shape is read in constant memory: a line of ten million commas would
@@ -28,7 +28,7 @@ const BOM = 0xfeff;
 /** Parser states; QuoteInQuoted: a quote seen inside a quoted field, either `""` or the closing one. */
 const State = { FieldStart: 0, Unquoted: 1, Quoted: 2, QuoteInQuoted: 3 } as const;
 
-/** The bounds of one record (decisions §16). */
+/** The bounds of one record (docs/api.md §7). */
 export const MAX_FIELDS = 500;
 export const MAX_RECORD_BYTES = 1024 * 1024;
 
@@ -233,9 +233,9 @@ export async function* parseCsv(source: AsyncIterable<Uint8Array | string>, limi
 const NEEDS_QUOTES = /[",\r\n]|^\s|\s$/;
 
 /**
- * One cell as `crm export` writes it (decisions §17): as is, or quoted with its quotes
+ * One cell as `crm export` writes it (docs/import-export.md §2): as is, or quoted with its quotes
  * doubled. Nothing else is changed here: formulas are neutralised before, by the exporter
- * (src/transfer/spreadsheet.ts, decisions §25), unless `--raw` asks for exact cells.
+ * (src/transfer/spreadsheet.ts, docs/security.md §1), unless `--raw` asks for exact cells.
  */
 export function csvField(value: string): string {
   return NEEDS_QUOTES.test(value) ? `"${value.replaceAll('"', '""')}"` : value;

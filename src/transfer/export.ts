@@ -8,7 +8,7 @@ import { toContacts } from "../contacts/service.ts";
 import { neutraliseFormula } from "./spreadsheet.ts";
 
 /**
- * The one exporter (decisions §17), behind `crm export` (src/cli/export.ts) and the
+ * The one exporter (docs/import-export.md §2), behind `crm export` (src/cli/export.ts) and the
  * console's download (src/admin/pages/export.tsx): every contact of a project in
  * contact-number order, as CSV or JSON lines, in constant memory.
  *
@@ -20,7 +20,7 @@ import { neutraliseFormula } from "./spreadsheet.ts";
  * consumer asks for the next chunk, so a slow reader holds at most one page in memory.
  *
  * CSV cells that a spreadsheet would read as formulas get a leading `'` unless `raw` is
- * asked for (decisions §25, src/transfer/spreadsheet.ts); JSON lines are never changed.
+ * asked for (docs/security.md §8, src/transfer/spreadsheet.ts); JSON lines are never changed.
  */
 export const EXPORT_FORMATS = ["csv", "jsonl"] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
@@ -46,7 +46,7 @@ export interface ExportOptions {
  * so each is what GET /contacts/{contactId} shows without duplicateSignal.
  */
 export async function* contactPages(db: Db, projectId: string, pageSize = EXPORT_PAGE_SIZE): AsyncGenerator<Contact[]> {
-  // Relabels may use CR-0 (decisions §5): start below every number.
+  // Relabels may use CR-0 (docs/api.md §11.4): start below every number.
   let after = -1;
   for (;;) {
     const rows = await withType(db)

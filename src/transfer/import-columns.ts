@@ -4,12 +4,12 @@ import {
 import type { CustomField } from "../reference/custom-fields.ts";
 
 /**
- * Which field each CSV column fills (decisions §17): the header matching shared by
+ * Which field each CSV column fills (docs/import-export.md §1): the header matching shared by
  * `crm import` and the console's import (src/transfer/import.ts), and by the console's
  * preview of an upload (src/admin/pages/import-preview.tsx).
  */
 
-/** Where one CSV column goes in the create body of interface §4.2. */
+/** Where one CSV column goes in the create body of docs/api.md §11. */
 export type Column =
   | { kind: "text"; name: string }
   | { kind: "boolean"; name: string }
@@ -62,7 +62,7 @@ export const fieldOf = (c: Column) =>
 const targetOf = (c: Column) => (c.kind === "text" && c.name === "contactTypeId" ? CONTACT_TYPE_FIELD : fieldOf(c));
 
 const entry = (name: string, column: Column): [string, Column] => [normalizeHeader(name), column];
-/** Contact field names, normalized (step c of decisions §17's matching). */
+/** Contact field names, normalized (step c of docs/import-export.md §1's matching). */
 const CONTACT_FIELDS = new Map<string, Column>([
   ...TEXT_FIELDS.map((name) => entry(name, { kind: "text", name })),
   ...BOOLEAN_FIELDS.map((name) => entry(name, { kind: "boolean", name })),
@@ -90,7 +90,7 @@ function customIndex(fields: readonly CustomField[]) {
 type CustomLookup = ReturnType<typeof customIndex>;
 
 /**
- * A header or a --map field name to its column, in the order of decisions §17 (this
+ * A header or a --map field name to its column, in the order of docs/import-export.md §1 (this
  * issue's brief): `customFields.<id or title>`, a contact field name, a custom field by id
  * or title, an alias. "readOnly" for the columns an export writes and the service sets.
  */
@@ -163,7 +163,7 @@ export function parseMapOption(value: string | undefined): Array<{ header: strin
 export const columnName = (match: ColumnMatch, index: number) => (match.header.trim() === "" ? `column ${index + 1} (no name)` : `"${match.header}"`);
 
 /**
- * Maps the header row to fields (decisions §17), never throwing: a chosen field (the
+ * Maps the header row to fields (docs/import-export.md §1), never throwing: a chosen field (the
  * console), else a --map entry, else the header's own match; read-only columns skipped;
  * what is unknown or wrong is returned for the caller to refuse or show.
  */

@@ -5,7 +5,7 @@ import type { CustomField } from "../reference/custom-fields.ts";
 import type { ColumnMatch } from "./import-columns.ts";
 
 /**
- * One CSV record → the body POST /v1/contacts takes (decisions §5, §17), for `crm import`
+ * One CSV record → the body POST /v1/contacts takes (docs/api.md §11, docs/import-export.md §1), for `crm import`
  * and the console's import (src/transfer/import.ts). The columns come from the header's
  * plan (src/transfer/import-columns.ts).
  */
@@ -27,7 +27,7 @@ const toList = (cell: string) => cell.split(/[;|]|:::/).map((s) => s.trim()).fil
 
 const NUMBER = /^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/;
 
-/** A cell as the JSON value its custom field takes (decisions §5); a misfit stays a string and is refused. */
+/** A cell as the JSON value its custom field takes (docs/api.md §11); a misfit stays a string and is refused. */
 function customValue(field: CustomField, cell: string): unknown {
   if (field.type === "number") return NUMBER.test(cell.trim()) ? Number(cell) : cell;
   if (field.type === "checkbox") return toBoolean(cell);
@@ -74,7 +74,7 @@ export type RowResult = { ok: true; input: ContactInput } | { ok: false; reason:
 /**
  * One record → a create body, checked by the API's own schema. Empty (or blank) cells
  * mean "not given"; skipped columns are not read. A cell's leading `'` before `=`, `+`,
- * `-`, `@`, tab or CR is taken off first (decisions §25): it is what `crm export` adds to
+ * `-`, `@`, tab or CR is taken off first (docs/security.md §1): it is what `crm export` adds to
  * keep spreadsheets from running formulas, so an export re-imports to the same contacts.
  */
 export function buildRow(columns: readonly ColumnMatch[], record: readonly string[], types: ContactTypeNames = NO_TYPES): RowResult {

@@ -11,10 +11,10 @@ import type { Clock } from "../lib/clock.ts";
 import { isoNow } from "../lib/time.ts";
 
 /**
- * The one CSV importer (decisions §3, §5, §17), shared by `crm import` (src/cli/import.ts)
+ * The one CSV importer (docs/cli.md §4, docs/api.md §11, docs/import-export.md §1), shared by `crm import` (src/cli/import.ts)
  * and the admin console's import (src/admin/imports.ts): each row is checked by the API's
  * create schema and written by the API's createContact (source `import`, every rule of
- * decisions §5, the quota included), without contact.created (interface §6.1).
+ * docs/api.md §11.10, the quota included), without contact.created (docs/webhooks.md §1.1).
  *
  * Rows are read 500 at a time; each transaction writes rows for a short time (50 ms by
  * default), then the import pauses 15 ms. The server's writers wait on the lock polling
@@ -59,7 +59,7 @@ export interface ImportOptions {
   dryRun?: boolean;
   /**
    * Where each short transaction runs, under the project's share of the queue: the CLI's
-   * own unit of work, or the server's, shared with the API (decisions §16), so API requests
+   * own unit of work, or the server's, shared with the API (docs/api.md §7), so API requests
    * are not starved.
    */
   writes: UnitOfWork;
@@ -67,7 +67,7 @@ export interface ImportOptions {
   patienceMs?: number;
   /** How long one transaction may keep writing rows (default 50 ms). */
   budgetMs?: number;
-  /** --map, the console's choices and --ignore-unknown (decisions §17). */
+  /** --map, the console's choices and --ignore-unknown (docs/import-export.md §1). */
   columns?: ColumnChoices;
   /** The summary to fill; the caller keeps what was done even when the import throws. */
   summary?: Summary;
@@ -139,7 +139,7 @@ async function* counted(source: AsyncIterable<Uint8Array>, total: { bytes: numbe
   }
 }
 
-/** The project's contact types, read once per import when a column names types (decisions §17: by name). */
+/** The project's contact types, read once per import when a column names types (docs/import-export.md §1: by name). */
 async function typesOf(db: Db, projectId: string, plan: HeaderPlan): Promise<ContactTypeNames | undefined> {
   if (!plan.matches.some((m) => m.column?.kind === "contactType")) return undefined;
   const rows = await db.selectFrom("contact_types").select(["id", "name"]).where("project_id", "=", projectId).orderBy("created_at").orderBy("id").execute();

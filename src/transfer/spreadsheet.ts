@@ -1,5 +1,5 @@
 /**
- * Spreadsheet formulas in CSV cells (decisions §25; docs/security.md §8 "Spreadsheet
+ * Spreadsheet formulas in CSV cells (docs/security.md §8 "Spreadsheet
  * formulas in CSV exports", docs/import-export.md "Spreadsheets: formulas in cells").
  *
  * Contact data comes from other people (web forms, integrations): a cell such as
@@ -14,7 +14,7 @@
  * So `unneutralise(neutralise(s)) === s` whatever `s` is, and `'hello` stays `'hello`.
  */
 
-/** The characters a spreadsheet may read as the start of a formula (decisions §25). */
+/** The characters a spreadsheet may read as the start of a formula (docs/security.md §8). */
 export const FORMULA_TRIGGERS = ["=", "+", "-", "@", "\t", "\r"] as const;
 
 /** Quotes (none or more) then a trigger: the cells the export prefixes. */

@@ -14,7 +14,7 @@ export const systemResolver: Resolver = async (hostname) => {
 const INTERNAL_NAMES = /(^|\.)(localhost|local|internal|localdomain|home\.arpa)$|^metadata(\.google\.internal)?$/i;
 
 /**
- * IPv6 forms that carry an IPv4 address (decisions §16) besides IPv4-mapped `::ffff:a.b.c.d`
+ * IPv6 forms that carry an IPv4 address (docs/webhooks.md §4.4) besides IPv4-mapped `::ffff:a.b.c.d`
  * (which ipaddr.js unpacks itself), with where the address sits: NAT64 `64:ff9b::/96` (RFC
  * 6052), 6to4 `2002::/16` (RFC 3056: bits 16–47) and Teredo `2001::/32` (RFC 4380: the
  * client is the bitwise NOT of the last 32 bits). Such an address reaches the IPv4 host it
@@ -49,7 +49,7 @@ function inHex(address: string): string {
 }
 
 /**
- * True only for globally routable unicast addresses (decisions §7, §12, §16): loopback,
+ * True only for globally routable unicast addresses (docs/api.md §13.3, docs/webhooks.md §2.2): loopback,
  * private, link-local (cloud metadata 169.254.169.254 included), CGNAT, unique-local,
  * multicast, reserved, 0.0.0.0/8, `::/96` and the other special ranges are refused; an
  * IPv6 form that embeds an IPv4 address (mapped, NAT64, 6to4, Teredo) is judged by the
@@ -72,7 +72,7 @@ export type UrlCheck =
   | { ok: false; reason: string };
 
 /**
- * Checks a subscriber URL (decisions §7): production takes only https URLs whose host
+ * Checks a subscriber URL (docs/api.md §13.3): production takes only https URLs whose host
  * resolves only to public addresses; sandbox also takes http and local addresses. The
  * addresses returned are the ones the delivery connects to, so no second DNS answer can
  * move it (no rebinding window). `requireResolution` is false at create/update, where a
@@ -90,7 +90,7 @@ export async function checkUrl(
   } catch {
     return { ok: false, reason: "url is not a valid URL." };
   }
-  // Credentials in the URL would be stored and shown with it (decisions §16), in every environment.
+  // Credentials in the URL would be stored and shown with it (docs/api.md §13.3), in every environment.
   if (url.username !== "" || url.password !== "") {
     return { ok: false, reason: "url must not contain credentials (user:password@); authenticate with the signature instead." };
   }

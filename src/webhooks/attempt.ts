@@ -10,7 +10,7 @@ export interface WebhookEnv {
   env: "production" | "sandbox";
   resolve: Resolver;
   timeoutMs: number;
-  /** The service's clock: the signatures' `t` and the rotated secret's 24 h are read from it (decisions §7). */
+  /** The service's clock: the signatures' `t` and the rotated secret's 24 h are read from it (docs/webhooks.md §3.4). */
   clock: Clock;
 }
 
@@ -28,11 +28,11 @@ export interface AttemptTarget extends SealedSecrets {
 const failure = (error: string): SendResult => ({ statusCode: null, durationMs: 0, error, snippet: null, retryAfterMs: null });
 
 /**
- * One delivery attempt, the same for the dispatcher and the test ping (decisions §7):
+ * One delivery attempt, the same for the dispatcher and the test ping (docs/webhooks.md §1.4):
  * check the URL again (and pin the connection to the checked address), sign with the
  * attempt's own `t`, send. It never throws: a URL that no longer passes, or a secret that
  * no longer decrypts (CRM_SECRET_KEY changed), is a failed attempt with its reason, which
- * the dispatcher records on the retry schedule like any other (decisions §16).
+ * the dispatcher records on the retry schedule like any other (docs/webhooks.md §4.4).
  */
 export async function attemptDelivery(target: AttemptTarget, w: WebhookEnv): Promise<SendResult> {
   const verdict = await checkUrl(target.url, w.env, w.resolve, true);

@@ -10,7 +10,7 @@ import { newId } from "../lib/ids.ts";
  * Repository of the dispatcher: finds due deliveries and records their attempts. Every
  * query is driven from the active subscriptions through deliveries(webhook_id, status,
  * next_attempt_at) (db/0005), so a disabled subscription's parked rows are never read and
- * a busy subscription's backlog costs a few index entries, not a scan (decisions §16).
+ * a busy subscription's backlog costs a few index entries, not a scan (docs/webhooks.md §4.4).
  */
 
 /** An active subscription with a due delivery that is not in flight. */
@@ -86,10 +86,10 @@ export interface Recorded {
 }
 
 /**
- * Records attempts and their consequences, a batch per unit of work (decisions §7), each
+ * Records attempts and their consequences, a batch per unit of work (docs/webhooks.md §4), each
  * outcome in its own savepoint: one that cannot be written (its subscription was deleted
  * meanwhile, say) never rolls back the others, whose receivers already got their
- * delivery (decisions §16). The service's own write: never refused for room.
+ * delivery (docs/webhooks.md §4.4). The service's own write: never refused for room.
  */
 export async function recordOutcomes(writes: UnitOfWork | Kysely<Database>, outcomes: Outcome[]): Promise<Recorded> {
   const recorded: Recorded = { failed: new Map(), disabled: new Set() };

@@ -44,15 +44,15 @@ export interface DispatcherOptions {
 }
 
 /**
- * Delivers the outbox (decisions §7) in small stages: claim → attempt (check, sign, send:
+ * Delivers the outbox (docs/webhooks.md §4) in small stages: claim → attempt (check, sign, send:
  * attempt.ts) → record (recorder.ts, by the rules of outcome.ts). On SQLite a claim is in
  * memory only; on PostgreSQL, where several nodes share the outbox, it is also a lease in
- * the database (src/storage/postgres/claims.ts, decisions §13).
+ * the database (src/storage/postgres/claims.ts, docs/scaling.md §6).
  * Until its attempt is recorded the row stays pending, so a killed process loses no
- * delivery (decisions §12; on PostgreSQL it is due again when the lease ends). Woken when a
+ * delivery (docs/webhooks.md §2.2; on PostgreSQL it is due again when the lease ends). Woken when a
  * transaction commits events, polling as a fallback. Slots are shared fairly between
  * projects and subscriptions (fair-share.ts), so a slow subscriber holds back only its own
- * deliveries (decisions §16). Every time it reads (what is due, when a retry is due, a
+ * deliveries (docs/webhooks.md §4.4). Every time it reads (what is due, when a retry is due, a
  * held claim's end, a stuck tick) comes from the service's clock, `webhooks.clock` (issue 11).
  */
 export class Dispatcher {
@@ -101,7 +101,7 @@ export class Dispatcher {
 
   /**
    * Starts polling. Deliveries a killed process was sending are still pending and already
-   * due, so the first tick sends them again (decisions §12: delayed, never dropped).
+   * due, so the first tick sends them again (docs/webhooks.md §2.2: delayed, never dropped).
    */
   start(): void {
     this.poller = setInterval(() => this.wake(), this.o.pollMs);

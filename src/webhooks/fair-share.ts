@@ -1,21 +1,21 @@
 import type { DueSubscription } from "./deliveries.ts";
 
 export interface Caps {
-  /** Deliveries in flight per subscription (decisions §7: 4). */
+  /** Deliveries in flight per subscription (docs/webhooks.md §4: 4). */
   perSubscription: number;
   /**
    * Deliveries in flight per project: half the total, so one project whose receivers all
-   * hang up to their timeout leaves the other half to everyone else (decisions §16).
+   * hang up to their timeout leaves the other half to everyone else (docs/webhooks.md §4.4).
    */
   perProject: number;
-  /** Deliveries in flight in all (decisions §7: 64). */
+  /** Deliveries in flight in all (docs/webhooks.md §4: 64). */
   total: number;
 }
 
 export const DEFAULT_CAPS: Caps = { perSubscription: 4, perProject: 32, total: 64 };
 
 /**
- * Who may send next (decisions §16: no project or subscription starves another). Slots go
+ * Who may send next (docs/webhooks.md §4.4: no project or subscription starves another). Slots go
  * round robin: projects in turn, least loaded and longest unserved first, and within a
  * project its subscriptions the same way, one slot per turn, within the caps. So a
  * project's backlog of a million due deliveries gets the same turn as another project's

@@ -12,8 +12,8 @@ export interface AttemptResult {
 
 /**
  * The subscription is disabled by this outcome: at once on 410 Gone, or on exhaustion
- * only when nothing succeeded on the subscription since the delivery began (decisions
- * §7). That last condition is the subscription's streak at write time, so the record
+ * only when nothing succeeded on the subscription since the delivery began
+ * (docs/webhooks.md §4). That last condition is the subscription's streak at write time, so the record
  * stage checks it in the same statement that disables (src/webhooks/deliveries.ts).
  */
 export interface Disable {
@@ -46,14 +46,14 @@ export interface AttemptFacts {
   random?: () => number;
 }
 
-/** 2xx, and only 2xx, is a success (decisions §7: 3xx included in failures). */
+/** 2xx, and only 2xx, is a success (docs/webhooks.md §4: 3xx included in failures). */
 export const isSuccess = (r: AttemptResult) => r.statusCode !== null && r.statusCode >= 200 && r.statusCode < 300;
 
 /** The reason recorded for a failed attempt. */
 export const failureReason = (r: AttemptResult) => r.error ?? `HTTP ${r.statusCode}`;
 
 /**
- * The rules of decisions §7 and §12 from an attempt's result to what happens next, with no
+ * The rules of docs/webhooks.md §4, §2.2 from an attempt's result to what happens next, with no
  * I/O and no clock of its own (the dispatcher records what it returns): 2xx is delivered;
  * 410 Gone disables the subscription at once; any other failure waits the schedule's next
  * step with ±10 % jitter, a 429's Retry-After at least that long (capped at one hour),

@@ -19,7 +19,7 @@ export interface RecorderOptions {
 }
 
 /**
- * The dispatcher's record stage (decisions §7): the attempt's result goes through the
+ * The dispatcher's record stage (docs/webhooks.md §2): the attempt's result goes through the
  * rules (outcome.ts), then is written with its consequences (deliveries.ts) and logged.
  */
 export class OutcomeRecorder {
@@ -65,7 +65,7 @@ export class OutcomeRecorder {
     return this.flushing;
   }
 
-  /** Log lines (decisions §15): debug per attempt, warn per failure, error on exhaustion and on disabling. */
+  /** Log lines (docs/webhooks.md §7): debug per attempt, warn per failure, error on exhaustion and on disabling. */
   private report(o: store.Outcome, state: NextState["state"], disabled: boolean): void {
     const d = o.delivery;
     const ids = { deliveryId: d.id, eventId: d.event_id, webhookId: d.webhook_id, projectId: d.project_id, attempt: o.attempt };
@@ -74,7 +74,7 @@ export class OutcomeRecorder {
     this.o.log.debug("webhook attempt", { ...ids, statusCode: o.statusCode, durationMs: o.durationMs, error: o.error });
     if (state === "retry") this.o.log.warn("webhook attempt failed", { ...ids, statusCode: o.statusCode, error: o.error, nextAttemptAt: o.retryAt });
     if (state === "exhausted") this.o.log.error("webhook delivery exhausted", { ...ids, statusCode: o.statusCode, error: o.error });
-    // The delivery that disabled it, and why (decisions §15): ids and a reason, never the secret or the body.
+    // The delivery that disabled it, and why (docs/api.md §16): ids and a reason, never the secret or the body.
     if (disabled) this.o.log.error("webhook subscription disabled", { webhookId: d.webhook_id, projectId: d.project_id, deliveryId: d.id, eventId: d.event_id, reason: o.disable?.reason });
   }
 }

@@ -20,7 +20,7 @@ import {
 import { checkUrl } from "./address-policy.ts";
 import { createWebhook, deleteWebhook, patchWebhook, redeliver, requireWebhook, rotateSecret, sendTestPing, type CheckedUrl } from "./service.ts";
 
-/** Webhook subscriptions (interface §4.5, decisions §7); scope webhooks:manage. */
+/** Webhook subscriptions (docs/api.md §13.2, §13); scope webhooks:manage. */
 export const webhookRoutes = new OpenAPIHono<AppEnv>();
 
 const tags = ["Webhooks"];
@@ -28,7 +28,7 @@ const scope = "webhooks:manage" as const;
 const params = WebhookIdParam;
 
 /**
- * Checks the body's `url` (DNS included) before the transaction opens (decisions §16: one
+ * Checks the body's `url` (DNS included) before the transaction opens (docs/api.md §13.3: one
  * project's slow lookup never holds the writer others wait on). The zod schema still
  * validates the body inside; a url that is not a string is left to it. The verdict waits
  * for the handler here, by request, not among every route's variables.

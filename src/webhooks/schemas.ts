@@ -60,7 +60,7 @@ export const TestResult = z
   .object({ delivered: z.boolean(), statusCode: z.number().int().nullable(), error: z.string().nullable() })
   .openapi("WebhookTestResult");
 
-/** One redeliver call queues at most this many events (decisions §16). */
+/** One redeliver call queues at most this many events (docs/webhooks.md §5). */
 export const REDELIVER_MAX = 10_000;
 
 export const RedeliverBody = z

@@ -7,14 +7,14 @@ export interface SendResult {
   statusCode: number | null;
   durationMs: number;
   error: string | null;
-  /** The first 1 KiB of the answer (decisions §7). */
+  /** The first 1 KiB of the answer (docs/webhooks.md §4). */
   snippet: string | null;
   retryAfterMs: number | null;
 }
 
 /**
  * Kept-alive connections, pooled per checked address: a pooled socket never carries a
- * delivery to an address other than the one just checked (decisions §7), so a host that
+ * delivery to an address other than the one just checked (docs/webhooks.md §4), so a host that
  * moves gets its next delivery at its new address. The least recently used pools close
  * past MAX_POOLS.
  */
@@ -47,7 +47,7 @@ function retryAfterMs(value: string | string[] | undefined, now: number): number
 /**
  * POSTs `body` to `url`, connecting to `address` (already checked by the address policy)
  * whatever DNS says now; TLS still verifies the URL's host name. Redirects are not
- * followed: a 3xx is an answer like any other (decisions §7). A Retry-After date is read
+ * followed: a 3xx is an answer like any other (docs/webhooks.md §4). A Retry-After date is read
  * against `clock`, the one the retry is scheduled by.
  */
 export function postPinned(url: URL, address: string, headers: Record<string, string>, body: string, timeoutMs: number, clock: Clock): Promise<SendResult> {

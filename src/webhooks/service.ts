@@ -17,7 +17,7 @@ const ROTATION_OVERLAP_MS = 24 * 3_600_000;
 
 /**
  * The URL's verdict, checked (DNS included) before the request's transaction opened
- * (decisions §16: no network I/O while a write transaction is open; see routes.ts).
+ * (docs/webhooks.md §4.4: no network I/O while a write transaction is open; see routes.ts).
  */
 function requireCheckedUrl(url: string, checked: CheckedUrl | undefined): void {
   if (checked?.url !== url) throw new Error("the webhook URL was not checked before the transaction");
@@ -66,7 +66,7 @@ export async function createWebhook(
   return { ...toWebhook(row), secret };
 }
 
-/** PATCH (decisions §7): url, events, description, status; re-activation resets the failure count. */
+/** PATCH (docs/api.md §13.3): url, events, description, status; re-activation resets the failure count. */
 export async function patchWebhook(
   db: Db,
   projectId: string,
@@ -101,7 +101,7 @@ export async function deleteWebhook(db: Db, projectId: string, id: string) {
   await db.deleteFrom("webhooks").where("id", "=", id).execute();
 }
 
-/** New secret; the old one keeps signing (second) for 24 h from `now`, the service's clock (decisions §7). */
+/** New secret; the old one keeps signing (second) for 24 h from `now`, the service's clock (docs/api.md §13). */
 export async function rotateSecret(db: Db, secrets: SecretBox, projectId: string, id: string, now: number) {
   const row = await requireWebhook(db, projectId, id);
   const secret = generateSecret();
@@ -116,7 +116,7 @@ export async function rotateSecret(db: Db, secrets: SecretBox, projectId: string
 }
 
 /**
- * The test ping (decisions §7): the dispatcher's attempt (check, sign, send), at once,
+ * The test ping (docs/webhooks.md §1.4): the dispatcher's attempt (check, sign, send), at once,
  * outside the retry schedule and the outbox; its outcome is the answer, and it never
  * counts as a delivery failure. Runs outside any transaction.
  */
@@ -136,9 +136,9 @@ export async function sendTestPing(db: Db, w: WebhookEnv, projectId: string, id:
 }
 
 /**
- * Queues events again, same event ids, new delivery ids (decisions §7), for an active
+ * Queues events again, same event ids, new delivery ids (docs/api.md §13), for an active
  * subscription only, at most 10,000 per call, skipping events already pending for it
- * (decisions §16). `queued` counts the deliveries actually added.
+ * (docs/webhooks.md §4.4). `queued` counts the deliveries actually added.
  */
 export async function redeliver(db: Db, projectId: string, id: string, input: { eventIds?: string[]; since?: string; until?: string }, now: number) {
   const webhook = await requireWebhook(db, projectId, id);

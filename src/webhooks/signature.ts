@@ -1,12 +1,12 @@
 import { createHmac, randomBytes } from "node:crypto";
 
-/** `whsec_` + standard base64 of 32 random bytes (decisions §7, §12). */
+/** `whsec_` + standard base64 of 32 random bytes (docs/webhooks.md §3, §2.2). */
 export function generateSecret(): string {
   return `whsec_${randomBytes(32).toString("base64")}`;
 }
 
 /**
- * Signature headers of one attempt (interface §6.3, decisions §7): `X-Service-Signature`
+ * Signature headers of one attempt (docs/webhooks.md §3): `X-Service-Signature`
  * is Stripe's scheme, keyed with the whole secret string; `webhook-signature` is Standard
  * Webhooks', keyed with the bytes the secret's base64 part encodes. With a rotated secret
  * still in its 24 h overlap, both carry two signatures, the new one first.
@@ -39,7 +39,7 @@ export interface SealedSecrets {
   previous_secret_until: string | null;
 }
 
-/** Secrets to sign with: the current one, then the previous one during its 24 h overlap (decisions §7). */
+/** Secrets to sign with: the current one, then the previous one during its 24 h overlap (docs/webhooks.md §3). */
 export function signingSecrets(row: SealedSecrets, box: { open(sealed: string): string }, now: number): string[] {
   const secrets = [box.open(row.secret)];
   if (row.previous_secret && row.previous_secret_until && Date.parse(row.previous_secret_until) > now) {

@@ -1,7 +1,7 @@
 /**
  * Builds the bench data set through the HTTP API of a running server, as users build theirs
  * (issue 10): POST /v1/contacts for each person, a share through the interface's upsert
- * path (GET /v1/contacts?email=…, then PATCH or POST; interface §4.2), and PATCHes of
+ * path (GET /v1/contacts?email=…, then PATCH or POST; docs/api.md §11), and PATCHes of
  * earlier contacts so list order is not creation order. Several projects are filled at
  * once, interleaved. Nobody runs ANALYZE: the server keeps its own statistics
  * (src/storage/sqlite/statistics.ts), so the figures are what users get.

@@ -1,6 +1,6 @@
 /**
  * `createClient`: a thin wrapper over openapi-fetch typed by the generated `paths`
- * (decisions §15). Every operation is called as `crm.GET("/contacts/{contactId}", ...)`,
+ * (docs/api.md §16). Every operation is called as `crm.GET("/contacts/{contactId}", ...)`,
  * its parameters, body and answers typed from the OpenAPI document; the wrapper adds the
  * key, the `/v1` base, retries and idempotency keys (retry.ts) and `paginate` (paginate.ts).
  */
@@ -12,7 +12,7 @@ import type { paths } from "./schema.d.ts";
 export interface ClientOptions {
   /**
    * Where the service runs, e.g. `http://localhost:3000`. The paths of the API live under
-   * `/v1` (interface §9), which is appended unless `baseUrl` already ends in `/v1`, so both
+   * `/v1` (docs/api.md §1.2), which is appended unless `baseUrl` already ends in `/v1`, so both
    * `https://crm.example.com` and `https://crm.example.com/v1` work.
    */
   baseUrl: string;

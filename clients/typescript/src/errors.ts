@@ -1,12 +1,12 @@
 import type { components } from "./schema.d.ts";
 
 /**
- * The error envelope every failed call answers (interface §7, decisions §8):
+ * The error envelope every failed call answers (docs/api.md §4):
  * `{ success: false, statusCode, error, code, message, fieldName? }`.
  */
 export type ErrorEnvelope = components["schemas"]["Error"];
 
-/** The stable machine-readable codes, e.g. `ERR_FORM_VALIDATION` (decisions §8). */
+/** The stable machine-readable codes, e.g. `ERR_FORM_VALIDATION` (docs/api.md §4). */
 export type ErrorCode = ErrorEnvelope["code"];
 
 /** True when `value` has the envelope's shape (a proxy in between may answer something else). */

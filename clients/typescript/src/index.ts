@@ -1,5 +1,5 @@
 /**
- * @crm-service/client — the typed client of the CRM service (decisions §15). Only fetch
+ * @crm-service/client — the typed client of the CRM service (docs/api.md §16.3). Only fetch
  * and Web Crypto: runs on Node 20+, Bun, Deno and browsers.
  */
 export { apiBaseUrl, createClient, type ClientOptions, type CrmClient } from "./client.ts";

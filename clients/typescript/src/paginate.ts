@@ -1,5 +1,5 @@
 /**
- * Auto-pagination (interface §4.2): every list answers
+ * Auto-pagination (docs/api.md §11): every list answers
  * `{ data: [...], pagination: { nextCursor, hasMore } }` and takes the previous page's
  * `nextCursor` as its `cursor` query parameter. `paginate` turns that into one
  * AsyncIterable of items, fetched a page at a time as the loop asks for more.

@@ -1,5 +1,5 @@
 /**
- * The client's fetch: retries and idempotency keys (interface §7, decisions §5, §15).
+ * The client's fetch: retries and idempotency keys (docs/api.md §4, §8, §16).
  *
  * - 429 and 5xx answers, and network errors, are retried up to `maxAttempts` tries in all.
  *   The wait before retry n is exponential backoff with full jitter,
@@ -62,7 +62,7 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 
 const isAbort = (error: unknown) => error instanceof Error && (error.name === "AbortError" || error.name === "TimeoutError");
 
-/** Sets an `Idempotency-Key` on a POST that has none (decisions §15). */
+/** Sets an `Idempotency-Key` on a POST that has none (docs/api.md §16). */
 export function withIdempotencyKey(request: Request): Request {
   if (request.method !== "POST" || request.headers.has("idempotency-key")) return request;
   const headers = new Headers(request.headers);

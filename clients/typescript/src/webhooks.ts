@@ -1,5 +1,5 @@
 /**
- * Verifying a webhook delivery (interface §6.3, decisions §7, §15) with Web Crypto only,
+ * Verifying a webhook delivery (docs/webhooks.md §3, docs/api.md §16) with Web Crypto only,
  * so it runs on Node 20+, Bun, Deno, edge runtimes and browsers.
  *
  * A delivery carries two signatures of the same raw body:
@@ -25,7 +25,7 @@ export type WebhookEvent = { [Name in keyof webhooks]: EventBody<webhooks[Name]>
 export type WebhookHeaders = Headers | Record<string, string | string[] | undefined>;
 
 export interface VerifyOptions {
-  /** Largest allowed |now - t| in seconds (interface §8: 300). */
+  /** Largest allowed |now - t| in seconds (docs/api.md §7: 300). */
   toleranceSeconds?: number;
   /** The current time, a Date or milliseconds since the epoch (default: Date.now()). */
   now?: Date | number;
@@ -97,7 +97,7 @@ function checkTimestamp(t: string, nowSeconds: number, toleranceSeconds: number,
   }
 }
 
-/** `t=<unix>,v1=<hex>[,v1=<hex>]` (interface §6.3). */
+/** `t=<unix>,v1=<hex>[,v1=<hex>]` (docs/webhooks.md §3). */
 async function checkServiceSignature(secret: string, header: string, body: Uint8Array, now: number, tolerance: number) {
   const parts = header.split(",").map((part) => part.trim().split("=", 2) as [string, string | undefined]);
   const t = parts.find(([k]) => k === "t")?.[1];
@@ -109,7 +109,7 @@ async function checkServiceSignature(secret: string, header: string, body: Uint8
   }
 }
 
-/** Standard Webhooks: `webhook-signature: v1,<base64>[ v1,<base64>]` (decisions §7). */
+/** Standard Webhooks: `webhook-signature: v1,<base64>[ v1,<base64>]` (docs/webhooks.md §3). */
 async function checkStandardSignature(secret: string, id: string, t: string, header: string, body: Uint8Array, now: number, tolerance: number) {
   checkTimestamp(t, now, tolerance, "webhook-timestamp");
   const key = fromBase64(secret.startsWith("whsec_") ? secret.slice("whsec_".length) : secret);

@@ -9,7 +9,7 @@ import { consumeSetupToken, setupTokenValid } from "../setup-link.ts";
 import { hasControlCharacters } from "../../lib/formats.ts";
 import { ErrorSummary, Field, Layout, noErrors, PostForm, type FormErrors } from "../ui.tsx";
 
-/** Sign-in, sign-out and the one-time setup link (decisions §14); the only pages without a session. */
+/** Sign-in, sign-out and the one-time setup link (docs/admin.md §1); the only pages without a session. */
 export const authPages = new Hono<AdminEnv>();
 
 /** Where a sign-in may send the browser: a console path, never another site, never a control character in the Location (docs/security.md §6). */
@@ -44,11 +44,11 @@ async function signIn(c: Context<AdminEnv>, adminId: string) {
 
 authPages.get("/sign-in", (c) => (c.var.session ? c.redirect(safeNext(c.req.query("next")), 303) : signInPage(c)));
 
-/** The longest email an account can have (decisions §5, §25): a longer one is refused before it is counted or stored. */
+/** The longest email an account can have (docs/api.md §11, docs/security.md §4): a longer one is refused before it is counted or stored. */
 const MAX_EMAIL_LENGTH = 254;
 
 /**
- * Sign-in (decisions §14, §25; docs/security.md §4): the try is counted against the email
+ * Sign-in (docs/admin.md §2, docs/security.md §4): the try is counted against the email
  * and the address before the password is checked, so a burst gets at most the window's
  * tries left checked and the rest are 429 unchecked; a success gives its try back.
  */

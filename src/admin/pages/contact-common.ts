@@ -20,7 +20,7 @@ export function displayName(contact: Pick<Contact, "contactId" | "firstName" | "
 /** A form field's element id (the same rule as src/admin/ui.tsx), for the error summary's links. */
 export const idOf = (name: string) => `f-${name.replace(/[^A-Za-z0-9_-]/g, "-")}`;
 
-/** Most contact types a select offers; a project has a handful (decisions §4). */
+/** Most contact types a select offers; a project has a handful (docs/api.md §10). */
 const MAX_TYPES = 500;
 
 export interface Reference {

@@ -8,9 +8,9 @@ import { ErrorSummary, Field, Layout, noErrors, PostForm, type FormErrors } from
 import { contactPath, contactsPath, displayName } from "./contact-common.ts";
 
 /**
- * A contact's "Erase" action (decisions §17): a confirmation page that says what goes, what
+ * A contact's "Erase" action (docs/import-export.md §3): a confirmation page that says what goes, what
  * stays scrubbed and what is out of reach, and asks for the contactId to be typed; then the
- * same erase as `crm contact erase`, in the console's write queue (decisions §16). No event
+ * same erase as `crm contact erase`, in the console's write queue (docs/operations.md §3.1). No event
  * fires, so the dispatcher is not woken. The list it returns to names what was removed.
  */
 export const contactErasePages = new Hono<AdminEnv>();

@@ -9,7 +9,7 @@ import { Checkbox, ErrorSummary, Field, Layout, PostForm, Select, TextArea, type
 import { contactPath, contactsPath, displayName, idOf, loadReference, writable, type Reference } from "./contact-common.ts";
 import { createInput, patchInput, readValues, TEXT_FIELDS, valuesOf, type Values } from "./contact-input.ts";
 
-/** Creating and editing a contact by hand (decisions §14): source `manual`, contact.created / contact.updated. */
+/** Creating and editing a contact by hand (docs/admin.md §3): source `manual`, contact.created / contact.updated. */
 export const contactFormPages = new Hono<AdminEnv>();
 
 const ADDRESS_LABELS: Record<(typeof ADDRESS_KEYS)[number], string> = {

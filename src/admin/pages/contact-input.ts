@@ -8,7 +8,7 @@ import { field as formField, fields as formFields } from "../security.ts";
 import { writable } from "./contact-common.ts";
 
 /**
- * The contact form ↔ the API's body (decisions §14): form fields are named as the API's
+ * The contact form ↔ the API's body (docs/admin.md §3): form fields are named as the API's
  * (firstName, address.city, customFields.<id>), so an ApiError's fieldName is the form
  * field it belongs to; the body is checked by the API's own schemas.
  */
@@ -110,7 +110,7 @@ function norm(v: unknown): unknown {
 const same = (a: unknown, b: unknown) => JSON.stringify(norm(a)) === JSON.stringify(norm(b));
 const lower = (names: unknown) => (Array.isArray(names) ? names.map((n) => String(n).toLowerCase()) : []);
 
-/** An edit's body: only what differs from the contact (decisions §5: a PATCH sends what changes; null clears). */
+/** An edit's body: only what differs from the contact (docs/api.md §11: a PATCH sends what changes; null clears). */
 export function patchInput(values: Values, contact: Contact, customFields: CustomField[]): Checked {
   const full = fullInput(values, customFields);
   const input: Record<string, unknown> = {};

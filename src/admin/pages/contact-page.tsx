@@ -13,7 +13,7 @@ import { contactPath, contactsPath, displayName, idOf, loadReference, shownValue
 import { contactErasePages } from "./contact-erase.tsx";
 import { field } from "../security.ts";
 
-/** A contact's page (decisions §14): every field, tags, custom fields, duplicateSignal, the timeline and "Add note"; "Erase" (decisions §17). */
+/** A contact's page (docs/admin.md §3): every field, tags, custom fields, duplicateSignal, the timeline and "Add note"; "Erase" (docs/import-export.md §3). */
 export const contactPagePages = new Hono<AdminEnv>();
 
 /** Entries of the timeline per page. */
@@ -172,7 +172,7 @@ async function show(c: Context<AdminEnv>, extra: { note?: string; errors?: FormE
 
 contactPagePages.get("/:contactId", (c) => show(c, { cursor: c.req.query("cursor") || undefined }));
 
-/** Adds a note to the timeline as POST /v1/contacts/{id}/interactions with `type: "note"` does (decisions §6): interaction_log.created. */
+/** Adds a note to the timeline as POST /v1/contacts/{id}/interactions with `type: "note"` does (docs/api.md §12): interaction_log.created. */
 contactPagePages.post("/:contactId/notes", async (c) => {
   const projectId = c.var.project.id;
   const n = requireContactNumber(c.req.param("contactId"));

@@ -11,7 +11,7 @@ import { contactFormPages } from "./contact-form.tsx";
 import { contactPagePages } from "./contact-page.tsx";
 import { contactPath, contactsPath, displayName, loadReference, type Reference } from "./contact-common.ts";
 
-/** Contacts of a project (decisions §14): the list with search, filters and pages; a contact's page; create and edit. */
+/** Contacts of a project (docs/admin.md §3): the list with search, filters and pages; a contact's page; create and edit. */
 export const contactPages = new Hono<AdminEnv>();
 
 /** The query parameters of GET /v1/contacts the list takes (src/contacts/schemas.ts ListContactsQuery), all but the cursor. */
@@ -63,7 +63,7 @@ const ContactsPage = ({ c, reference, query, contacts, next, errors }: ListProps
     <Layout title="Contacts" session={c.var.session} project={c.var.project} section="contacts">
       <h1>Contacts</h1>
       <Notice text={erasedNotice(c)} />
-      {/* A button, as decisions §14 names it: a GET form navigates without script. */}
+      {/* A button, as docs/admin.md §3 names it: a GET form navigates without script. */}
       <form method="get" action={`${base}/new`} class="actions">
         <button type="submit">New contact</button>
       </form>
@@ -138,7 +138,7 @@ const ContactsPage = ({ c, reference, query, contacts, next, errors }: ListProps
   );
 };
 
-/** The list: GET /v1/contacts's query, rules and pages (decisions §5); a refused filter is shown at its field, 422. */
+/** The list: GET /v1/contacts's query, rules and pages (docs/api.md §11); a refused filter is shown at its field, 422. */
 contactPages.get("/", async (c) => {
   const { db, cursors } = c.var.deps;
   const projectId = c.var.project.id;

@@ -10,7 +10,7 @@ import type { AdminEnv } from "../env.ts";
 import { asUtc } from "../security.ts";
 import { ErrorSummary, Field, Layout, projectPath, Select, Time, type FormErrors } from "../ui.tsx";
 
-/** Events of a project (decisions §14): the event log of the last 30 days, newest first, by type and time. */
+/** Events of a project (docs/admin.md §3): the event log of the last 30 days, newest first, by type and time. */
 export const eventPages = new Hono<AdminEnv>();
 
 
@@ -120,7 +120,7 @@ eventPages.get("/", async (c) => {
   const since = parsed.data.since ? toIso(parsed.data.since)! : undefined;
   const until = parsed.data.until ? toIso(parsed.data.until)! : undefined;
   const { cursors, db, clock } = c.var.deps;
-  // Bound to the filters as given, so a page reached with one filter cannot be continued with another (decisions §5).
+  // Bound to the filters as given, so a page reached with one filter cannot be continued with another (docs/api.md §11).
   const bound = { eventLog: [type ?? null, since ?? null, until ?? null] };
   let before: [string, string] | undefined;
   try {

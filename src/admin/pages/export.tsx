@@ -4,7 +4,7 @@ import type { AdminEnv } from "../env.ts";
 import { Layout, projectPath } from "../ui.tsx";
 
 /**
- * A project's "Export" action (decisions §14, §17, §25): a page with the contact count and
+ * A project's "Export" action (docs/admin.md §3, docs/import-export.md §2, docs/security.md §8): a page with the contact count and
  * two downloads, CSV and JSON lines, streamed by the exporter of `crm export`
  * (src/transfer/export.ts), so a download is byte for byte what the CLI writes. The CSV's
  * formulas are neutralised, as the CLI's are; /export.csv?raw=1 is `crm export --raw`.
@@ -102,6 +102,6 @@ function download(c: Context<AdminEnv>, format: ExportFormat, raw = false) {
   });
 }
 
-// ?raw=1: exact cells, formulas included (decisions §25); anything else is the neutralised default.
+// ?raw=1: exact cells, formulas included (docs/security.md §8); anything else is the neutralised default.
 exportPages.get("/export.csv", (c) => download(c, "csv", c.req.query("raw") === "1"));
 exportPages.get("/export.jsonl", (c) => download(c, "jsonl"));

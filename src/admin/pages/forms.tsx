@@ -12,7 +12,7 @@ import { field, fields } from "../security.ts";
 import { Checkbox, ErrorSummary, Field, Layout, noErrors, Notice, PostForm, projectPath, TableWrap, Time, type FormErrors } from "../ui.tsx";
 
 /**
- * Web forms of a project (decisions §10, §14): list, create under the rules of `crm form
+ * Web forms of a project (docs/api.md §15, docs/admin.md §3): list, create under the rules of `crm form
  * create` (src/forms/service.ts createForm), open the public page /f/{id}.
  */
 export const formPages = new Hono<AdminEnv>();

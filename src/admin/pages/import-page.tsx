@@ -5,7 +5,7 @@ import { findImport, importStatus, STORED_SKIPS, storedSkips, type ImportRow } f
 import { Layout, projectPath, TableWrap, Time } from "../ui.tsx";
 
 /**
- * One import's page (decisions §14): while it runs, a progress bar and counts, refreshed
+ * One import's page (docs/admin.md §3): while it runs, a progress bar and counts, refreshed
  * by the page itself every few seconds (a meta refresh, no script); then its summary with
  * the rejected rows and their reasons, or why it failed. Read from the database, so any
  * node shows it.

@@ -12,7 +12,7 @@ import { insertImport, runningImport, startImport } from "../imports.ts";
 import { ErrorSummary, Layout, noErrors, PostForm, projectPath, TableWrap, type FormErrors } from "../ui.tsx";
 
 /**
- * The console's check before an import runs (decisions §17): every column of the uploaded
+ * The console's check before an import runs (docs/import-export.md §1): every column of the uploaded
  * file with the field it fills (or why it is skipped), the first rows under them, and for
  * each column no field matches a choice of field or "skip" (the console's --map). "Start
  * import" turns the upload into an import (src/admin/imports.ts) with those choices.

@@ -9,7 +9,7 @@ import { importPage, StatusBadge } from "./import-page.tsx";
 import { importPreview } from "./import-preview.tsx";
 
 /**
- * CSV import of a project (decisions §14, §17): upload a file, check which field each
+ * CSV import of a project (docs/admin.md §3, docs/import-export.md §1): upload a file, check which field each
  * column fills (src/admin/pages/import-preview.tsx), start it, watch its progress, read the
  * summary. The import runs in the background through the importer of `crm import`
  * (src/admin/imports.ts).
@@ -116,7 +116,7 @@ importPages.post("/", async (c) => {
   if (await runningImport(deps.db, project.id, deps.clock.now())) {
     return refuse(409, "An import of this project is still running; wait until it finishes, then upload the next file.");
   }
-  // Stored, not run: its columns are shown first (decisions §17); the import takes this id when it starts.
+  // Stored, not run: its columns are shown first (docs/import-export.md §1); the import takes this id when it starts.
   const id = newId("imp");
   const body = new Uint8Array(await file.arrayBuffer());
   await write(c, project.id, (trx) => storeUpload(trx, { id, projectId: project.id, fileName: fileNameOf(file), body, now: deps.clock.now() }));

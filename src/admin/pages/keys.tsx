@@ -9,7 +9,7 @@ import { asUtc, field, fields } from "../security.ts";
 import { Checkbox, ErrorSummary, Field, Layout, noErrors, Notice, PostForm, projectPath, ShownOnce, TableWrap, Time, type FormErrors } from "../ui.tsx";
 
 /**
- * API keys of a project (decisions §2, §14): list, create with chosen scopes (the key is
+ * API keys of a project (docs/api.md §2, docs/admin.md §3): list, create with chosen scopes (the key is
  * shown once, on the page that answers the form, never in a URL), revoke. The same
  * services as `crm key create|list|revoke`.
  */
@@ -24,7 +24,7 @@ const blank: KeyValues = { name: "", scopes: [], expiresAt: "" };
 const ids = { name: "f-name", scopes: `f-scopes-${SCOPES[0].replace(":", "-")}`, expiresAt: "f-expiresAt" };
 
 
-/** The form's values, or what is wrong with them; an expiry is judged against the service's clock (decisions §2). */
+/** The form's values, or what is wrong with them; an expiry is judged against the service's clock (docs/api.md §2). */
 function readKeyForm(c: Context<AdminEnv>) {
   const values: KeyValues = { name: field(c, "name").trim(), scopes: fields(c, "scopes"), expiresAt: field(c, "expiresAt").trim() };
   const errors = noErrors();
@@ -160,7 +160,7 @@ keyPages.post("/", async (c) => {
   const projectId = c.var.project.id;
   const env = c.var.deps.config.CRM_ENV;
   const { key } = await write(c, projectId, (trx) => createApiKey(trx, { projectId, scopes: data.scopes as Scope[], name: data.name, expiresAt: data.expiresAt, env, now: isoNow(c.var.deps.clock) }));
-  // Answered here, not redirected: the key must never be in a URL (decisions §2, §14).
+  // Answered here, not redirected: the key must never be in a URL (docs/api.md §2, docs/admin.md §3).
   return c.html(<KeysPage c={c} keys={await keysOf(c)} created={key} />, 200);
 });
 

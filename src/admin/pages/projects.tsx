@@ -15,7 +15,7 @@ import { keyPages } from "./keys.tsx";
 import { referencePages } from "./reference.tsx";
 import { webhookPages } from "./webhooks.tsx";
 
-/** Projects: list, create, edit quota and limits (decisions §3, §14); each project's sections hang below. */
+/** Projects: list, create, edit quota and limits (docs/cli.md §4, docs/admin.md §3); each project's sections hang below. */
 export const projectPages = new Hono<AdminEnv>();
 
 /** Blank means "not set"; anything else must be a whole number from `min`. */
@@ -33,7 +33,7 @@ const wholeNumber = (min: number, label: string) =>
       return n;
     });
 
-/** The project form: the CLI's options (decisions §3), as fields. */
+/** The project form: the CLI's options (docs/cli.md §4), as fields. */
 const ProjectForm = z.object({
   name: z.string().trim().min(1, "Name is required.").max(255, "Name must have at most 255 characters."),
   contactQuota: wholeNumber(0, "Contact quota"),

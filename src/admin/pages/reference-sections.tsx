@@ -7,7 +7,7 @@ import { CATEGORIES } from "../../reference/schemas.ts";
 import type { AdminEnv } from "../env.ts";
 import { Checkbox, ErrorSummary, Field, PostForm, projectPath, Select, TableWrap, type FormErrors } from "../ui.tsx";
 
-/** The reference page's four lists and their create forms (decisions §4, §14); the routes are in reference.tsx. */
+/** The reference page's four lists and their create forms (docs/api.md §10, docs/admin.md §3); the routes are in reference.tsx. */
 
 /** Most rows a list shows; reference data is small, tags may not be. */
 export const SHOWN = 1000;

@@ -12,7 +12,7 @@ import { Layout, noErrors, Notice, projectPath } from "../ui.tsx";
 import { ContactTypes, CustomFields, InteractionTypes, KINDS, loadReference, Tags, type Failed, type Kind, type ReferenceData } from "./reference-sections.tsx";
 
 /**
- * Reference data of a project (decisions §4, §14): contact types, interaction types, custom
+ * Reference data of a project (docs/api.md §10, docs/admin.md §3): contact types, interaction types, custom
  * fields and tags, listed and created under the same rules as the CLI (src/reference/service.ts).
  */
 export const referencePages = new Hono<AdminEnv>();
@@ -73,7 +73,7 @@ referencePages.post("/custom-fields", (c) => {
   return create(c, "custom-field", values, (trx) => addCustomField(trx, c.var.project.id, values, isoNow(c.var.deps.clock)));
 });
 
-/** The API's own rule for a tag name (a contact's `tags`, decisions §5): 1–64 characters. */
+/** The API's own rule for a tag name (a contact's `tags`, docs/api.md §11): 1–64 characters. */
 const tagRule = CreateContactBody.pick({ tags: true });
 
 referencePages.post("/tags", (c) => {

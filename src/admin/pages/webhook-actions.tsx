@@ -10,7 +10,7 @@ import { asUtc, field } from "../security.ts";
 import { subscriptionPage } from "./webhook-page.tsx";
 
 /**
- * A subscription's page and its actions (decisions §7, §14, §16), each through the API's
+ * A subscription's page and its actions (docs/webhooks.md §2, docs/admin.md §3, docs/operations.md §3.1), each through the API's
  * service: the test ping outside any transaction, the others in the API's write queue.
  * Outcomes that carry a secret or a receiver's answer are shown on the page that answers
  * the form; the rest redirect with a fixed code (post/redirect/get).
@@ -37,7 +37,7 @@ subscriptionPages.get("/:webhookId", (c) => {
   return subscriptionPage(c, c.req.param("webhookId"), { notice });
 });
 
-/** The ping is sent at once (decisions §7), never inside a transaction; its outcome is this answer's page. */
+/** The ping is sent at once (docs/webhooks.md §1.4), never inside a transaction; its outcome is this answer's page. */
 subscriptionPages.post("/:webhookId/test", async (c) => {
   const { deps, project } = c.var;
   const ping = await sendTestPing(deps.db, deps.webhooks, project.id, c.req.param("webhookId"));
@@ -62,7 +62,7 @@ subscriptionPages.post("/:webhookId/rotate-secret", async (c) => {
   });
 });
 
-/** Redeliver since a time (decisions §7, §16): the API's body schema and service; a disabled subscription is a visible 409. */
+/** Redeliver since a time (docs/webhooks.md §5): the API's body schema and service; a disabled subscription is a visible 409. */
 subscriptionPages.post("/:webhookId/redeliver", async (c) => {
   const since = field(c, "since").trim();
   const id = c.req.param("webhookId");

@@ -7,7 +7,7 @@ import type { AdminEnv } from "../env.ts";
 import { ErrorSummary, Field, Layout, Notice, PostForm, projectPath, ShownOnce, TableWrap, Time, type FormErrors } from "../ui.tsx";
 
 /**
- * A subscription's page (decisions §7, §14): its health, its delivery attempts newest
+ * A subscription's page (docs/webhooks.md §2, docs/admin.md §3): its health, its delivery attempts newest
  * first with their answers, and its actions (test ping, disable or enable, rotate the
  * secret, redeliver since a time; src/admin/pages/webhook-actions.tsx).
  */
@@ -23,7 +23,7 @@ export const StatusBadge = ({ status }: { status: Webhook["status"] }) =>
 /** What an action adds to the page it answers with. */
 export interface PageExtras {
   notice?: string;
-  /** A new signing secret, shown once (decisions §7). */
+  /** A new signing secret, shown once (docs/webhooks.md §2). */
   secret?: { label: string; value: string };
   /** The test ping's outcome. */
   ping?: { delivered: boolean; statusCode: number | null; error: string | null };

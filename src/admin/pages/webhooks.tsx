@@ -15,9 +15,9 @@ import { subscriptionPages } from "./webhook-actions.tsx";
 import { StatusBadge, subscriptionPage, titleOf } from "./webhook-page.tsx";
 
 /**
- * Webhook subscriptions of a project (decisions §7, §14): the list with each one's health
+ * Webhook subscriptions of a project (docs/webhooks.md §2, docs/admin.md §3): the list with each one's health
  * and the form that creates one, through the API's schema and service (the URL checked,
- * DNS included, before the write transaction: decisions §16). The new secret is shown
+ * DNS included, before the write transaction: docs/api.md §13.3). The new secret is shown
  * once, on the page that answers the form.
  */
 export const webhookPages = new Hono<AdminEnv>();
@@ -133,7 +133,7 @@ webhookPages.post("/", async (c) => {
   const parsed = CreateWebhookBody.safeParse(body);
   if (!parsed.success) return listPage(c, values, formErrors(validationFailure(parsed.error, { input: body })), 422);
   const { deps, project } = c.var;
-  // Decisions §16: the address check (DNS included) before the write transaction opens.
+  // docs/api.md §13.3: the address check (DNS included) before the write transaction opens.
   const checked = { url: parsed.data.url, verdict: await checkUrl(parsed.data.url, deps.webhooks.env, deps.webhooks.resolve, false) };
   let created;
   try {

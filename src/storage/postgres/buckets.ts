@@ -4,7 +4,7 @@ import type { Database } from "../schema.ts";
 
 /**
  * A key's token buckets kept in the database, for several nodes on one PostgreSQL
- * (src/storage/port.ts, `SharedBuckets`; decisions §13: a key's 120 a minute is the key's,
+ * (src/storage/port.ts, `SharedBuckets`; docs/scaling.md §6: a key's 120 a minute is the key's,
  * not each node's). The arithmetic of the in-memory buckets (src/auth/limiter.ts:
  * continuous refill, resize keeping the tokens spent) done by one statement for all of a
  * request's buckets, which takes a token from every one or from none (docs/security.md §9):

@@ -4,12 +4,12 @@ import type { ClaimBook, Claims, DueDelivery } from "../port.ts";
 import type { Database } from "../schema.ts";
 import { advisoryLockUntilCommit } from "./dialect.ts";
 
-/** How long a node's claim on a delivery lasts (decisions §13: at most 30 s). */
+/** How long a node's claim on a delivery lasts (docs/scaling.md §6: at most 30 s). */
 export const LEASE_MS = 30_000;
 
 /**
  * Claims of several nodes on one PostgreSQL database (src/storage/port.ts, `Claims`;
- * decisions §13): the rows are leased to this node first. One lease statement at a time
+ * docs/scaling.md §6): the rows are leased to this node first. One lease statement at a time
  * per node: the claim may take back a row this node holds the lease of unless it is in the
  * book, so the book must already hold every row an earlier claim of this node leased. Two
  * claims of one node at once (the tick and a slot going on with its next delivery) would
@@ -58,7 +58,7 @@ async function leaseDueDeliveries(
 ): Promise<DueDelivery[]> {
   return db.transaction().execute(async (trx) => {
     // One claim per subscription at a time across nodes, so the count of live leases below
-    // is exact: decisions §7's 4 in flight per subscription hold for all nodes together.
+    // is exact: docs/webhooks.md §2's 4 in flight per subscription hold for all nodes together.
     await advisoryLockUntilCommit(trx, `lease\n${claim.webhookId}`);
     const { rows } = await sql<DueDelivery>`
       WITH live AS (

@@ -17,7 +17,7 @@ export async function advisoryLockUntilCommit(trx: Db, name: string): Promise<vo
 
 const plainReference = <T>(ref: string): RawBuilder<T> => sql<T>`${sql.ref(ref)}`;
 
-/** PostgreSQL's side of the query-time port (src/storage/port.ts, decisions §13). */
+/** PostgreSQL's side of the query-time port (src/storage/port.ts, docs/scaling.md §6). */
 export const postgresDialect: Dialect = {
   lockUntilCommit: advisoryLockUntilCommit,
   jsonArrayFrom: (query) => jsonArrayFrom(query) as never,
@@ -30,7 +30,7 @@ export const postgresDialect: Dialect = {
   leaseEnd: { lease_until: null, lease_owner: null },
   /**
    * `VACUUM` of `tables` on a pooled connection (it cannot run in a transaction), index
-   * entries included, so dead row versions give up their space (decisions §25).
+   * entries included, so dead row versions give up their space (docs/security.md §7).
    */
   async reclaimErased(db, tables) {
     await sql`vacuum (index_cleanup on) ${sql.join(tables.map((table) => sql.table(table)))}`.execute(db);
@@ -39,8 +39,8 @@ export const postgresDialect: Dialect = {
   runDirectly: () => undefined,
   isUniqueViolation: (e) => e.code === "23505",
   /**
-   * The request is answered 500 ERR_INTERNAL with Retry-After: 1 (decisions §8's codes are
-   * closed) and the next one gets a fresh connection from the pool (decisions §13: a lost
+   * The request is answered 500 ERR_INTERNAL with Retry-After: 1 (docs/api.md §4's codes are
+   * closed) and the next one gets a fresh connection from the pool (docs/scaling.md §6: a lost
    * connection is retried, never fatal).
    */
   isConnectionError(e) {

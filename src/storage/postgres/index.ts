@@ -14,7 +14,7 @@ const BACKUP_REFUSAL =
   "crm backup copies the SQLite file; this server uses PostgreSQL (CRM_DATABASE_URL): back it up with pg_dump (pg_dump --format=custom --file=crm.dump URL) or the server's point-in-time recovery (docs/scaling.md)";
 
 /**
- * The storage port on PostgreSQL (`CRM_DATABASE_URL`; src/storage/port.ts, decisions §13):
+ * The storage port on PostgreSQL (`CRM_DATABASE_URL`; src/storage/port.ts, docs/scaling.md §6):
  * several nodes share the database, so claims are leases in it and a key's rate-limit
  * buckets live in it; each write request has its own pooled transaction.
  */

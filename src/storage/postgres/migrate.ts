@@ -2,7 +2,7 @@ import type { Pool, PoolClient } from "pg";
 import { assertFrozen, checksum, refuseNewer, type Migration, type Recorded } from "../migrations.ts";
 import { postgresMigrations } from "./migrations.ts";
 
-/** The advisory lock every node takes to migrate and bootstrap (decisions §13: each applied once). */
+/** The advisory lock every node takes to migrate and bootstrap (docs/scaling.md §6: each applied once). */
 export const START_LOCK = 0x63726d01; // "crm" 1
 
 const CREATE_TABLE = "CREATE TABLE IF NOT EXISTS schema_migrations (name text PRIMARY KEY, applied_at text NOT NULL, checksum text)";

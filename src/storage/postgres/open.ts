@@ -29,7 +29,7 @@ export interface OpenPostgres {
 }
 
 /**
- * Opens a pool of `poolSize` connections to `url` (decisions §13), applies pending
+ * Opens a pool of `poolSize` connections to `url` (docs/scaling.md §6), applies pending
  * migrations under the start lock and returns Kysely over it. A connection that breaks
  * is dropped by the pool and the next checkout opens a new one; an idle client's error
  * is logged, never thrown (it would end the process).

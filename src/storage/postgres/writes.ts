@@ -3,10 +3,10 @@ import { WriteQueueFull, type Owner, type QueueBounds, type Trx, type WriteQueue
 import type { Database } from "../schema.ts";
 
 /**
- * Write requests on PostgreSQL (decisions §13): each its own transaction on a pooled
+ * Write requests on PostgreSQL (docs/scaling.md §6): each its own transaction on a pooled
  * connection (CRM_DB_POOL_SIZE); the server takes row locks, so concurrent requests only
  * wait for those touching the same rows. Group commit stays a SQLite concern. The same
- * bounds as the group commit's queue (decisions §16): requests waiting or running in all
+ * bounds as the group commit's queue (docs/operations.md §3.1): requests waiting or running in all
  * and per project, past which a request is refused at once (429) rather than queued
  * behind a tenant that floods writes; the service's own writes (owner null) never are.
  */

@@ -8,7 +8,7 @@ import { filterOnly } from "./statistics.ts";
 /** Waits between checkpoint tries while a reader holds an older snapshot: about 1.6 s in all. */
 const CHECKPOINT_WAITS_MS = [25, 50, 100, 200, 400, 800];
 
-/** SQLite's side of the query-time port (src/storage/port.ts, decisions §13). */
+/** SQLite's side of the query-time port (src/storage/port.ts, docs/scaling.md §6). */
 export const sqliteDialect: Dialect = {
   // The writer is already one transaction at a time (BEGIN IMMEDIATE, group commit).
   lockUntilCommit: async () => {},
@@ -28,7 +28,7 @@ export const sqliteDialect: Dialect = {
 };
 
 /**
- * After an erase commits, takes what it freed out of the database's files (decisions §25,
+ * After an erase commits, takes what it freed out of the database's files (docs/security.md §7,
  * docs/security.md §7). Content is zeroed as it is freed (`secure_delete`, always on:
  * src/storage/sqlite/open.ts), but the write-ahead log still holds the pages as they were;
  * a TRUNCATE checkpoint writes the zeroed pages into the database file and empties the

@@ -53,7 +53,7 @@ export class GroupCommit implements WriteQueue {
 
   /**
    * Runs `work` in a savepoint of the current batch; settles once the batch has committed.
-   * The queue is bounded (decisions §16): in all, and per `owner`, so a tenant flooding
+   * The queue is bounded (docs/operations.md §3.1): in all, and per `owner`, so a tenant flooding
    * writes is refused before it can make everyone else wait; the service's own (owner
    * null) never are.
    */

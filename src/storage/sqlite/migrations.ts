@@ -1,5 +1,5 @@
 // Migrations are plain SQL files in db/, embedded at build time so the compiled binary
-// carries them (decisions §1). Append new files here in order; never edit an applied one:
+// carries them (docs/operations.md §1). Append new files here in order; never edit an applied one:
 // its checksum is recorded and checked at every start (src/storage/sqlite/migrate.ts).
 import m0001 from "../../../db/0001_init.sql" with { type: "text" };
 import m0002 from "../../../db/0002_webhooks.sql" with { type: "text" };

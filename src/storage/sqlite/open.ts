@@ -13,7 +13,7 @@ export interface OpenDatabase {
 }
 
 /**
- * Opens the database with its pragmas, in this order (decisions §11, PocketBase's
+ * Opens the database with its pragmas, in this order (docs/operations.md §3, PocketBase's
  * db_connect): busy_timeout first so the CLI and server wait for each other instead of
  * failing; WAL so readers never block the writer; synchronous from CRM_SYNCHRONOUS
  * (NORMAL survives a process kill in WAL mode, FULL also a power cut); foreign keys on;
@@ -21,7 +21,7 @@ export interface OpenDatabase {
  * (docs/performance.md): the hot interior pages fit; a GET one reads ~5 leaf pages of a
  * 550 MB working set that no cache within the RSS budget holds, so 16 or 64 MiB bought no
  * CPU per request (96 µs either way) and cost RSS (149 → 157 → 214 MB under load); mmap
- * saved ~10 % of the CPU for 370 MB of RSS; secure_delete on (decisions §25, docs/security.md
+ * saved ~10 % of the CPU for 370 MB of RSS; secure_delete on (docs/security.md §7, docs/security.md
  * §7), so whatever a write frees (an email changed by PATCH, a console upload taken, an erase)
  * is overwritten with zeros, not left in free space: 2,000 PATCHes through the API took as
  * long with it as without (within the noise), a bare update transaction ~7 % longer, and a
@@ -29,7 +29,7 @@ export interface OpenDatabase {
  */
 export async function openDatabase(path: string, synchronous: "NORMAL" | "FULL"): Promise<OpenDatabase> {
   if (path !== ":memory:") {
-    // Owner-only (decisions §16): the folder 0700 when we make it; the file 0600 before SQLite
+    // Owner-only (docs/operations.md §3.1): the folder 0700 when we make it; the file 0600 before SQLite
     // opens it, and SQLite gives the -wal and -shm files the mode of the database file.
     runtime.mkdirp(dirname(path));
     runtime.createPrivateFile(path, "");

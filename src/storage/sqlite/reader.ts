@@ -6,7 +6,7 @@ import type { Database } from "../schema.ts";
 /**
  * A second, read-only connection to the SQLite file, for the webhook dispatcher's lookups.
  * In WAL mode a reader never waits for the writer and sees only committed rows, so finding
- * due deliveries does not queue behind the write requests' group commits (decisions §16:
+ * due deliveries does not queue behind the write requests' group commits (docs/operations.md §3.1:
  * deliveries at loopback speed while creates run at full speed). Null for `:memory:`, where
  * a second connection would open another, empty database.
  */
