@@ -18,7 +18,7 @@ export async function backupCommand(storage: Storage, { values, args }: Input<"b
   // The copy holds what the database holds: owner-only like it (docs/api.md §7). The copy
   // is written into an empty file and keeps its mode; one left over from a failed copy is removed.
   if (!runtime.createPrivateFile(path, "")) throw new UsageError(`${path} exists; refusing to overwrite it`);
-  const started = Date.now();
+  const started = performance.now();
   try {
     storage.backup.copyInto(path);
   } catch (error) {
@@ -26,6 +26,6 @@ export async function backupCommand(storage: Storage, { values, args }: Input<"b
     throw error;
   }
   const bytes = runtime.fileSize(path) ?? 0;
-  const ms = Date.now() - started;
+  const ms = performance.now() - started;
   output(values.json, { path, bytes, ms }, `Backed up the database to ${path} (${bytes.toLocaleString("en-US")} bytes, ${ms} ms).`);
 }

@@ -117,9 +117,9 @@ async function writeBatch(batch: Array<{ row: number; input: ContactInput }>, s:
   while (next < batch.length) {
     try {
       const chunk = async (trx: Db) => {
-        const started = Date.now();
+        const started = performance.now();
         do await attempt(trx, batch[next]!.row, batch[next++]!.input);
-        while (next < batch.length && Date.now() - started < budget);
+        while (next < batch.length && performance.now() - started < budget);
         if (dryRun) throw new DryRunRollback();
       };
       await o.writes.run(projectId, chunk, { patienceMs: o.patienceMs });

@@ -64,13 +64,13 @@ export async function openPostgres(url: string, poolSize: number, log?: Logger):
 
 /** Migrates once the database answers: a node started before its database waits up to START_WAIT_MS, then fails with the cause. */
 async function migrateWhenReachable(pool: pg.Pool, log?: Logger): Promise<void> {
-  const deadline = Date.now() + START_WAIT_MS;
+  const deadline = performance.now() + START_WAIT_MS;
   for (let attempt = 1; ; attempt++) {
     try {
       await migratePostgres(pool);
       return;
     } catch (error) {
-      if (!isConnectionError(error) || Date.now() > deadline) throw error;
+      if (!isConnectionError(error) || performance.now() > deadline) throw error;
       if (attempt === 1) log?.warn("waiting for the database", { error: String((error as Error).message ?? error) });
       await new Promise((resolve) => setTimeout(resolve, Math.min(2_000, 100 * 2 ** attempt)));
     }
