@@ -37,7 +37,7 @@ export interface Scenario {
   key?: Lazy<string | null>;
   status: number;
   /** The error envelope (docs/api.md §7): its code and, when given, fieldName and message exactly. */
-  error?: { code: string; fieldName?: string | RegExp; message?: string };
+  error?: { code: string; fieldName?: Lazy<string | RegExp>; message?: Lazy<string> };
   /** More checks of the answer. */
   expect?: (res: ApiResponse) => void | Promise<void>;
   /** Run only on one backend (rows about the SQLite file itself, say). */
@@ -59,8 +59,8 @@ export async function runScenario(target: ScenarioTarget, row: Scenario): Promis
   const res = await target.api(row.method, value(row.path), opts);
   expectStatus(res, row.status);
   if (row.error) {
-    expectError(res, row.error.code, row.error.fieldName);
-    if (row.error.message !== undefined) expect(res.json.message).toBe(row.error.message);
+    expectError(res, row.error.code, row.error.fieldName === undefined ? undefined : value(row.error.fieldName));
+    if (row.error.message !== undefined) expect(res.json.message).toBe(value(row.error.message));
   }
   await row.expect?.(res);
   return res;
