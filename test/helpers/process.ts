@@ -1,5 +1,7 @@
 /**
- * Server processes the test spawns and kills itself (crash tests): unlike
+ * Kept for stress/crash-loop.ts only (no test imports it; tests use spawn.ts's
+ * `spawnServer` directly, as webhooks-crash.test.ts does): to be removed once the stress
+ * harness imports spawn.ts. Server processes spawned and killed by the caller: unlike
  * test/helpers/server.ts, nothing here deletes the database folder, so a second process
  * can start on the same CRM_DB_PATH after a kill -9 (on PostgreSQL, CRM_TEST_BACKEND=postgres:
  * on the same database, the folder's own).
