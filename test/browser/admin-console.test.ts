@@ -1,8 +1,8 @@
 /**
- * The admin console in a real browser (decisions §14): headless Chromium signs in, creates
+ * The admin console in a real browser (docs/admin.md §4): headless Chromium signs in, creates
  * a project, a key, a contact with a note, follows a webhook subscription from a failed
  * attempt to a delivered one, sends a test ping, revokes the key and signs out, finding
- * everything by the accessible names §14 lists (and nothing else). Every page it sees asks
+ * everything by the accessible names docs/admin.md §4 lists (and nothing else). Every page it sees asks
  * for nothing outside the server, breaks no CSP rule and logs no error; at phone width
  * (390 px) none of them scrolls sideways. What the console did is checked through the API.
  */
@@ -49,7 +49,7 @@ function expectSelfContained(record: PageRecord) {
 /** The page's one h1, by its exact text (the page has landed once it shows). */
 const h1 = (page: Page, name: string | RegExp) => page.getByRole("heading", { level: 1, name, exact: typeof name === "string" }).waitFor({ timeout: WAIT });
 
-/** An action §14 names: a button, or a link made to look like one. */
+/** An action docs/admin.md §4 names: a button, or a link made to look like one. */
 const action = (page: Page, name: string) => page.getByRole("button", { name, exact: true }).or(page.getByRole("link", { name, exact: true }));
 
 /** A link of the project's navigation. */

@@ -1,5 +1,5 @@
 /**
- * Wrong passwords in a real browser (decisions §14): one is answered with an error on the
+ * Wrong passwords in a real browser (docs/admin.md §2): one is answered with an error on the
  * sign-in page and no session; the tenth for one email in 15 minutes locks it, so the
  * right password is refused too, with the lockout message. Its own server: the lock also
  * covers the address the browser signs in from, which every other test here shares.

@@ -1,5 +1,5 @@
 /**
- * The reference page in a real browser (decisions §15): headless Chromium opens /docs on
+ * The reference page in a real browser (docs/api.md §16): headless Chromium opens /docs on
  * the real server, Scalar renders the service's own document, "Test request" reaches the
  * API from the page, every request goes to the server's origin (anything else is recorded
  * and aborted; the network is closed here anyway) and the strict CSP blocks nothing

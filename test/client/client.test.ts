@@ -1,6 +1,6 @@
 /**
- * The typed client against the real server (decisions §15): typed calls of every kind,
- * the `/v1` base, the error envelope, and auto-pagination with `for await` (interface §4.2).
+ * The typed client against the real server (docs/api.md §16.3): typed calls of every kind,
+ * the `/v1` base, the error envelope, and auto-pagination with `for await` (docs/api.md §11).
  * Retries and idempotency keys: retries.test.ts; webhooks: webhooks.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -24,7 +24,7 @@ const uniqueEmail = () => `client${++seq}.${Date.now()}@example.com`;
 
 /**
  * The whole contact of a write's answer: the document types it `Contact | ContactReceipt`,
- * the receipt being for keys without contacts:read (decisions §25); these keys have every scope.
+ * the receipt being for keys without contacts:read (docs/security.md §3); these keys have every scope.
  */
 function whole(answer: Schema<"Contact"> | Schema<"ContactReceipt">): Schema<"Contact"> {
   if (!("identityType" in answer)) throw new Error(`a receipt, not the contact: ${JSON.stringify(answer)}`);
@@ -150,7 +150,7 @@ describe("paginate", () => {
     const seen: ListItem<"/contacts">[] = [];
     for await (const contact of crm.paginate("/contacts", { params: { query: { limit: 2 } } })) seen.push(contact);
 
-    // Newest first (interface §4.2): the reverse of creation.
+    // Newest first (docs/api.md §11): the reverse of creation.
     expect(seen.map((c) => c.contactId)).toEqual([...made].reverse());
     expect(sent.map((s) => s.method)).toEqual(["GET", "GET", "GET"]);
     expect(sent.map((s) => s.url.searchParams.get("limit"))).toEqual(["2", "2", "2"]);
@@ -190,7 +190,7 @@ describe("paginate", () => {
   });
 });
 
-describe("the upsert recipe of interface §4.2 (README)", () => {
+describe("the upsert recipe of docs/api.md §11 (README)", () => {
   test("GET /contacts?email=; PATCH the contact found, else POST: the second run updates instead of creating", async () => {
     const { crm } = await projectClient();
     const email = uniqueEmail();

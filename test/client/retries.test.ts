@@ -1,5 +1,5 @@
 /**
- * The typed client's retries and idempotency keys (interface §7, decisions §5, §15):
+ * The typed client's retries and idempotency keys (docs/api.md §4, §8, §16.3):
  * 429s provoked on the real server by a project's rate limit, a lost answer replayed by
  * the real server's Idempotency-Key store, 4xx never retried. The real server cannot be made
  * to answer 5xx, so the 5xx/backoff path runs against a small loopback server.
@@ -26,7 +26,7 @@ const newContactBody = () => ({ firstName: `Retry${++seq}`, email: `retry${seq}.
 /** Fast backoff, so only a Retry-After makes a test wait. */
 const FAST = { maxAttempts: 5, baseDelayMs: 1, maxDelayMs: 10_000 };
 
-/** Spends `key`'s minute bucket (interface §8) until the server refuses; the Retry-After it gave. */
+/** Spends `key`'s minute bucket (docs/api.md §6) until the server refuses; the Retry-After it gave. */
 async function exhaust(key: string): Promise<number> {
   for (let i = 0; i < 1000; i++) {
     const res = await fetch(`${srv.baseUrl}/ping`, { headers: { Authorization: `Bearer ${key}` } });

@@ -1,6 +1,6 @@
 /**
  * Run by runtimes.test.ts under Deno, and bundled for Node 20: the typed client on a
- * runtime other than Bun (decisions §15: "only fetch and Web Crypto"). Reads its inputs
+ * runtime other than Bun (docs/api.md §16: "only fetch and Web Crypto"). Reads its inputs
  * from CRM_PROBE_INPUT (JSON) and prints one JSON line of what it saw.
  */
 import { createClient, verifyWebhook, WebhookVerificationError } from "../../clients/typescript/src/index.ts";

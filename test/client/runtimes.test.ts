@@ -1,5 +1,5 @@
 /**
- * The typed client runs on Node 20+ and Deno as well as Bun (decisions §15): runtime-probe.ts
+ * The typed client runs on Node 20+ and Deno as well as Bun (docs/api.md §16.3): runtime-probe.ts
  * makes typed calls, paginates and verifies a real delivery under Deno (TypeScript as is)
  * and under the machine's Node (bundled to plain JavaScript first, as an app's bundler would);
  * and its sources compile against the DOM and ES libraries alone (a browser's view).

@@ -1,6 +1,6 @@
 /**
  * The typed client's generated types match the OpenAPI document the server serves
- * (decisions §15: "checked up to date by npm test"). A change to a route, a schema or the
+ * (docs/api.md §16: "checked up to date by npm test"). A change to a route, a schema or the
  * document needs `npm run client:generate` and the regenerated file committed with it.
  */
 import { expect, test } from "bun:test";

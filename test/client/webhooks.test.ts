@@ -1,5 +1,5 @@
 /**
- * Webhook verification against real deliveries (interface §6.3, decisions §7, §15): a
+ * Webhook verification against real deliveries (docs/webhooks.md §3, docs/api.md §16): a
  * sandbox server delivers to a loopback receiver; the client's `verifyWebhook` and the
  * code blocks of docs/webhooks.md (standardwebhooks, plain HMAC, the handler with dedupe,
  * catching up with redelivery) are run on what arrived.

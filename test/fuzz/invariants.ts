@@ -1,6 +1,6 @@
 /**
  * The check applied to every fuzzed answer: never a 5xx; a 4xx is the error envelope of
- * interface §7 / decisions §8 with a code of the closed set that fits the status; every
+ * docs/api.md §4 / docs/api.md §4 with a code of the closed set that fits the status; every
  * answer has X-Request-Id; a 2xx parses as JSON of the documented shape.
  */
 import type { FuzzRequest } from "./requests.ts";
@@ -30,7 +30,7 @@ const ADDRESS_KEYS = ["line1", "line2", "city", "state", "zip", "country"];
 const isObj = (v: unknown): v is Record<string, any> => typeof v === "object" && v !== null && !Array.isArray(v);
 const sameKeys = (o: object, keys: string[]) => JSON.stringify(Object.keys(o).sort()) === JSON.stringify([...keys].sort());
 
-/** Problems with a contact (interface §2.1, decisions §12); empty when it is well formed. */
+/** Problems with a contact (docs/api.md §11.1, §3); empty when it is well formed. */
 export function contactProblems(c: any, withDuplicateSignal = false): string[] {
   if (!isObj(c)) return ["contact is not an object"];
   const p: string[] = [];

@@ -70,12 +70,12 @@ const notesBody = (bytes: number) => JSON.stringify({ notes: "x".repeat(bytes - 
 const hostile: [name: string, body: string | Uint8Array, expected: Expected][] = [
   // Valid JSON that is not an object (docs/decisions.md: fieldName body).
   ["200,000 nested arrays", "[".repeat(200_000) + "]".repeat(200_000), { status: 422, code: "ERR_FORM_VALIDATION", fieldName: "body" }],
-  // An object whose only key is unknown (decisions §12: 422 naming the key).
+  // An object whose only key is unknown (docs/api.md §3: 422 naming the key).
   ["100,000 nested objects", '{"a":'.repeat(100_000) + "1" + "}".repeat(100_000), { status: 422, code: "ERR_FORM_VALIDATION", fieldName: "a" }],
   ["unclosed nesting", "[".repeat(50_000), { status: 422, code: "ERR_INVALID_JSON", fieldName: "body" }],
   ["__proto__ key", '{"__proto__":{"polluted":1},"firstName":"a"}', { status: 422, code: "ERR_FORM_VALIDATION", fieldName: "__proto__" }],
   ["number past 2^64", '{"firstName":"a","subscribed":123456789012345678901234567890}', { status: 422, code: "ERR_FORM_VALIDATION", fieldName: "subscribed" }],
-  // The body cap is exactly 1 MiB (decisions §12): a body of 1,048,576 bytes is read (and its notes are too long), one more byte is 413.
+  // The body cap is exactly 1 MiB (docs/api.md §3): a body of 1,048,576 bytes is read (and its notes are too long), one more byte is 413.
   ["a body of exactly 1 MiB", notesBody(1_048_576), { status: 422, code: "ERR_FORM_VALIDATION", fieldName: "notes" }],
   ["a body of 1 MiB + 1 byte", notesBody(1_048_577), { status: 413, code: "ERR_PAYLOAD_TOO_LARGE" }],
   // Where the spec is silent, what the service does: a leading BOM is skipped; a repeated key's last value wins (as JSON.parse);
@@ -105,7 +105,7 @@ test("PATCH relabel to a contactId past 2^63 is 422 contactId and leaves the cou
     const got = JSON.parse(answer.text);
     expect({ status: answer.status, code: got.code, fieldName: got.fieldName }, target).toEqual({ status: 422, code: "ERR_FORM_VALIDATION", fieldName: "contactId" });
   }
-  // The refused relabels did not move the id counter (decisions §5): the next create is the next number.
+  // The refused relabels did not move the id counter (docs/api.md §11.4): the next create is the next number.
   const after = await check({ route: "POST /contacts", method: "POST", path: "/v1/contacts", headers: json, body: '{"firstName":"After"}' });
   expect(JSON.parse(after.text).contactId).toBe(`CR-${Number(id.slice(3)) + 1}`);
 });

@@ -1,5 +1,5 @@
 /**
- * The admin console over plain HTTP (decisions §14), as a browser would speak it: a cookie
+ * The admin console over plain HTTP (docs/admin.md §2), as a browser would speak it: a cookie
  * jar, the Origin header on every POST, and the CSRF token taken from the last page seen.
  * Accounts come from the CLI (`crm admin create`, password on stdin).
  */

@@ -1,5 +1,5 @@
 /**
- * A real browser for the tests of the server's pages (decisions §14, §15): headless
+ * A real browser for the tests of the server's pages (docs/admin.md §3, docs/api.md §16): headless
  * Chromium from `@sparticuz/chromium` (the build ships inside the npm package, so `npm ci`
  * is the whole install and it starts offline), driven by `playwright-core`. Plus a
  * recorder of what a page did: every request, CSP violation, console error and uncaught

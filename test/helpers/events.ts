@@ -1,5 +1,5 @@
 /**
- * Reads a project's event log (GET /events, decisions §7) across every page, so tests ask
+ * Reads a project's event log (GET /events, docs/api.md §14) across every page, so tests ask
  * "which events exist" of the service itself instead of waiting a fixed time.
  */
 import type { Api } from "./server.ts";

@@ -32,7 +32,7 @@ export const CODE_STATUS: Record<string, number> = {
 };
 
 /**
- * Asserts the error envelope of interface §7 / decisions §8 exactly:
+ * Asserts the error envelope of docs/api.md §4 / docs/api.md §4 exactly:
  * `{ success: false, statusCode, error: <reason phrase>, code, message, fieldName? }`.
  * `fieldName` undefined: must be absent unless `anyFieldName`; a RegExp: must match.
  */
@@ -95,7 +95,7 @@ export const CONTACT_KEYS = [
 
 export const ADDRESS_KEYS = ["line1", "line2", "city", "state", "zip", "country"].sort();
 
-/** Every field of interface §2.1 present (decisions §12), and nothing else but duplicateSignal when asked. */
+/** Every field of docs/api.md §11.1 present (docs/api.md §3), and nothing else but duplicateSignal when asked. */
 export function expectContactShape(c: any, withDuplicateSignal = false) {
   const expected = withDuplicateSignal ? [...CONTACT_KEYS, "duplicateSignal"].sort() : CONTACT_KEYS;
   expect(Object.keys(c).sort()).toEqual(expected);

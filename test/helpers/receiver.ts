@@ -182,7 +182,7 @@ export async function startReceiver(initial: Reply | Rule[] = {}, path = "/hook"
 /** Distinct values, in first-seen order. */
 export const distinct = <T>(xs: T[]) => [...new Set(xs)];
 
-// ---- Signature checks written from interface §6.3 and decisions §7 (our own code, no library) ----
+// ---- Signature checks written from docs/webhooks.md §3 and docs/webhooks.md §3 (our own code, no library) ----
 
 
 export interface ParsedServiceSignature {

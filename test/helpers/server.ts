@@ -196,7 +196,7 @@ export async function startServer(
   };
   const newKey = async (scopes: string[], pid?: string) => (await createKey({ scopes, projectId: pid })).key;
 
-  // Each key has its own bucket (decisions §9); a client moves to a fresh key before the
+  // Each key has its own bucket (docs/api.md §6); a client moves to a fresh key before the
   // 120-request bucket runs dry. Key creation is an async CLI run: the event loop (and any
   // receiver of the test) keeps running meanwhile.
   const client = (o: { projectId?: string; scopes?: string[]; rotateEvery?: number } = {}): Api => {

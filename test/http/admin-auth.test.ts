@@ -1,5 +1,5 @@
 /**
- * The admin console's sign-in and its defences, over HTTP (decisions §14): what a browser
+ * The admin console's sign-in and its defences, over HTTP (docs/admin.md §2): what a browser
  * does not show. Accounts from `crm admin …`, the one-time setup link, cookie flags, CSRF
  * and Origin checks, every route refusing an anonymous request, sign-out, and the 12 h
  * idle expiry and the 15-minute lockout with the service's clock moved by the test.
@@ -26,7 +26,7 @@ afterAll(async () => {
 /** The session cookie's Set-Cookie line of an answer. */
 const sessionCookie = (headers: Headers) => headers.getSetCookie().find((line) => line.startsWith("crm_admin="));
 
-describe("crm admin (decisions §14)", () => {
+describe("crm admin (docs/admin.md §3)", () => {
   test("admin create reads the password from stdin and answers { id, email } with --json; list shows it, never a hash", async () => {
     const r = await server.cliRaw(["admin", "create", "--email", "First.Admin@example.com", "--json"], `${ADMIN_PASSWORD}\n`);
     expect(r.exitCode).toBe(0);
@@ -83,7 +83,7 @@ describe("crm admin (decisions §14)", () => {
   });
 });
 
-describe("sign-in, cookie and sign-out (decisions §14)", () => {
+describe("sign-in, cookie and sign-out (docs/admin.md §2)", () => {
   test("signing in sets an HttpOnly, SameSite=Strict session cookie for /admin, without Secure over plain HTTP", async () => {
     const account = await createAdminAccount(server.env);
     const client = new AdminClient(server.origin);
@@ -157,7 +157,7 @@ describe("sign-in, cookie and sign-out (decisions §14)", () => {
   });
 });
 
-describe("CSRF token and Origin check (decisions §14)", () => {
+describe("CSRF token and Origin check (docs/admin.md §2)", () => {
   const projectCount = async () => (await server.cli(["project", "list", "--json"])).data.length;
 
   test("a form posted without its CSRF token, or with another one, is refused 403 and changes nothing", async () => {
@@ -202,7 +202,7 @@ describe("CSRF token and Origin check (decisions §14)", () => {
   });
 });
 
-describe("anonymous requests (decisions §14)", () => {
+describe("anonymous requests (docs/admin.md §3)", () => {
   /** Every route of the console, from its own route table, with ids filled in. */
   const routes = adminApp()
     .routes.filter((r) => r.method !== "ALL" && r.path !== "/*" && !r.path.endsWith("/*"))
@@ -248,7 +248,7 @@ describe("anonymous requests (decisions §14)", () => {
   });
 });
 
-describe("sessions live in the database (decisions §14: every node knows them)", () => {
+describe("sessions live in the database (docs/admin.md §2: every node knows them)", () => {
   test("a session made on one node opens pages on another node of the same database", async () => {
     const { client } = await signedInAdmin(server.origin, server.env);
     const other = await startServer({ dir: server.dir, expectBootstrapKey: false });
@@ -264,7 +264,7 @@ describe("sessions live in the database (decisions §14: every node knows them)"
   }, 60_000);
 });
 
-describe("the one-time setup link (decisions §14)", () => {
+describe("the one-time setup link (docs/admin.md §1)", () => {
   test("the first start prints /admin/setup?token=…; it creates the first admin once, then is refused; a later start prints none", async () => {
     const fresh = await startServer();
     try {

@@ -1,5 +1,5 @@
 /**
- * The console's contacts (decisions §14): list with search, filters and pages; create and
+ * The console's contacts (docs/admin.md §3): list with search, filters and pages; create and
  * edit by hand (source manual, contact.created / contact.updated, the API's rules and
  * messages); a contact's page with its timeline and "Add note" (interaction_log.created).
  * Checked through the API and the event log, on the real server.
@@ -333,7 +333,7 @@ describe("the contacts list", () => {
     const page = await admin.get(list);
     expect(page.status).toBe(200);
     expect(page.text).toContain("<h1>Contacts</h1>");
-    // A button, as decisions §14 names it, in a GET form: it navigates without script.
+    // A button, as docs/admin.md §3 names it, in a GET form: it navigates without script.
     expect(page.text).toMatch(/<form method="get" action="[^"]*\/contacts\/new"[^>]*><button type="submit">New contact<\/button><\/form>/);
     expect(shown(page)).toEqual([made.dorothy, made.katherine, made.margaret]);
     expect(page.text).toContain("Margaret Hamilton");

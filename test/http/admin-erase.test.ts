@@ -1,5 +1,5 @@
 /**
- * The console's "Erase" action on a contact's page (decisions §14, §17): a confirmation page
+ * The console's "Erase" action on a contact's page (docs/admin.md §3, docs/import-export.md §3): a confirmation page
  * that says what goes and that it cannot be undone, the contactId typed to confirm, a CSRF
  * token as every console form; then the same erase as the CLI, and a notice on the list
  * naming what was removed. Checked through the API and the event log, on the real server.

@@ -1,5 +1,5 @@
 /**
- * The console's event log (decisions §14): a project's events of the last 30 days, newest
+ * The console's event log (docs/admin.md §3): a project's events of the last 30 days, newest
  * first, filtered by type and time (UTC), with pages and each event's payload.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";

@@ -1,5 +1,5 @@
 /**
- * The admin console's CSV import over HTTP (decisions §14, §17): a multipart upload, the
+ * The admin console's CSV import over HTTP (docs/admin.md §3, docs/import-export.md §1): a multipart upload, the
  * preview of its columns (nothing written yet), the start, the import running in the
  * background of the server through the importer of `crm import`, its page polled until
  * done, then its summary; the contacts read back through the API.
@@ -71,7 +71,7 @@ async function finished(location: string): Promise<AdminPage> {
 /** The summary's value for `name` (Rows, Created, Skipped, Status). */
 const summary = (page: AdminPage, name: string) => new RegExp(`<dt>${name}</dt><dd>(.*?)</dd>`).exec(page.text)?.[1]?.replace(/<[^>]+>/g, "");
 
-describe("CSV import in the console (decisions §14, §17)", () => {
+describe("CSV import in the console (docs/admin.md §3, docs/import-export.md §1)", () => {
   let p: ProjectInfo;
   let done: AdminPage;
 
@@ -120,7 +120,7 @@ describe("CSV import in the console (decisions §14, §17)", () => {
   });
 });
 
-describe("the columns of an upload are shown before it runs (decisions §17)", () => {
+describe("the columns of an upload are shown before it runs (docs/import-export.md §1)", () => {
   let p: ProjectInfo;
   let stage: string;
   const csv =
@@ -323,7 +323,7 @@ describe("what an import refuses or stops on", () => {
   });
 });
 
-describe("a server stopped during an import (decisions §11)", () => {
+describe("a server stopped during an import (docs/operations.md §3)", () => {
   test("the import stops after the rows it read are written, and its page says after which row, once the server is back", async () => {
     const first = await startServer({ env: "sandbox" });
     let second: ServerHandle | undefined;

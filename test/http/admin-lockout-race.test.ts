@@ -1,5 +1,5 @@
 /**
- * The console's sign-in under bursts (decisions §25, §14; docs/security.md §4): failed
+ * The console's sign-in under bursts (docs/security.md §4, docs/admin.md §2; docs/security.md §4): failed
  * sign-ins are counted before the password is checked, atomically, so of a burst of any
  * size against one email or from one address at most the window's ten tries are checked
  * and the rest are refused 429 unchecked; an email longer than 254 characters is refused
@@ -44,7 +44,7 @@ function tally(pages: AdminPage[]): Record<number, number> {
   return counts;
 }
 
-describe("a burst of sign-ins is checked at most ten times (decisions §25)", () => {
+describe("a burst of sign-ins is checked at most ten times (docs/security.md §4)", () => {
   test("40 wrong passwords at once from one address, for one email: exactly 10 are checked (401), 30 are refused 429 with Retry-After, and then the right password is refused too", async () => {
     const account = await createAdminAccount(server.env);
     const client = await signInClient();
@@ -130,7 +130,7 @@ async function databaseBytes(): Promise<number> {
   }
 }
 
-describe("an email longer than 254 characters (decisions §25)", () => {
+describe("an email longer than 254 characters (docs/security.md §4)", () => {
   test("a 1,000,000-character email is refused 422 before it is counted or stored: 20 at once grow the database by less than 1 MB, no page echoes it, and one of 254 characters is still counted and checked", async () => {
     const client = await signInClient();
     const address = freshAddress();
@@ -155,7 +155,7 @@ describe("an email longer than 254 characters (decisions §25)", () => {
   }, 120_000);
 });
 
-describe("the one-time setup link under a race (decisions §14)", () => {
+describe("the one-time setup link under a race (docs/admin.md §1)", () => {
   test("8 posts of one setup link at once create one admin: one 303, seven 404", async () => {
     const fresh = await startServer();
     try {

@@ -1,5 +1,5 @@
 /**
- * The console's settings pages (decisions §14): projects, API keys, reference data and
+ * The console's settings pages (docs/admin.md §3): projects, API keys, reference data and
  * forms, driven over HTTP as a browser would (cookies, Origin, CSRF), each action checked
  * through the API, the public form page or the CLI: the same services, the same rules.
  * One sandbox server for the file.

@@ -1,5 +1,5 @@
 /**
- * The admin console's webhooks pages over HTTP (decisions §7, §14, §16): subscriptions
+ * The admin console's webhooks pages over HTTP (docs/webhooks.md §2, docs/admin.md §3, docs/api.md §7): subscriptions
  * created in the console and checked through the API, their attempts as a loopback
  * receiver answers, and the actions (test ping, disable/enable, rotate the secret,
  * redeliver since a time). A sandbox server with a compressed retry schedule delivers to
@@ -51,7 +51,7 @@ async function createInConsole(project: ProjectInfo, fields: { url: string; even
   return { id: id!, secret: secrets[0]!, page };
 }
 
-describe("webhooks list and create (decisions §14)", () => {
+describe("webhooks list and create (docs/admin.md §3)", () => {
   test("a subscription created in the console is served by the API, and its secret is shown once, labelled", async () => {
     const p = await server.newProject();
     const r = await receiver();
@@ -117,7 +117,7 @@ describe("webhooks list and create (decisions §14)", () => {
   });
 });
 
-describe("a subscription's page (decisions §7, §14)", () => {
+describe("a subscription's page (docs/webhooks.md §2, docs/admin.md §3)", () => {
   test("the attempts table shows a failing attempt, then the 2xx that followed with its answer snippet, newest first", async () => {
     const p = await server.newProject();
     const r = await receiver();

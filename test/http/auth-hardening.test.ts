@@ -1,9 +1,9 @@
 /**
- * Authentication hardening (interface §5; decisions §2, §11, §12):
+ * Authentication hardening (docs/api.md §2, docs/operations.md §3, docs/api.md §2.3):
  * - failed authentications from one address: 30 a minute are 401, the 31st is 429 with
  *   Retry-After, whatever the cause of failure; a valid key is not held back;
  * - keys never show in logs (even at debug), error bodies or /metrics; each request's log
- *   line carries its request id, key id and project id instead (decisions §11);
+ *   line carries its request id, key id and project id instead (docs/operations.md §3);
  * - verification time does not depend on how much of a key matched (HTTP medians with a
  *   loose bound), and src/auth/keys.ts looks keys up by their SHA-256 hash only (unit).
  */
@@ -78,7 +78,7 @@ describe("failed authentications are limited per client address", () => {
     const started = performance.now();
     for (let i = 0; i < 30; i++) answers.push(await api("GET", "/ping", { key: bad[i % bad.length] }));
     for (const res of answers) expectError(res, "ERR_UNAUTHORIZED");
-    // One opaque message whatever the cause (decisions §2).
+    // One opaque message whatever the cause (docs/api.md §2).
     expect(new Set(answers.map((r) => r.json.message)).size).toBe(1);
 
     const limited = await api("GET", "/contacts", { key: unknownKey() });
@@ -108,7 +108,7 @@ describe("keys never leave the server", () => {
 
   beforeAll(async () => {
     rx = await startReceiver();
-    // No bootstrap: the one key a server itself prints (first start, decisions §3) stays out of its logs.
+    // No bootstrap: the one key a server itself prints (first start, docs/cli.md §4) stays out of its logs.
     srv = await startServer({ env: "sandbox", expectBootstrapKey: false, extraEnv: { CRM_LOG_LEVEL: "debug", CRM_BOOTSTRAP: "false", CRM_OUTBOX_POLL_MS: "50" } });
     const p = (project = await srv.newProject({ name: "hardening" }));
     const revoked = await srv.createKey({ projectId: p.id, scopes: ALL_SCOPES });
@@ -320,7 +320,7 @@ describe("KeyStore looks keys up by SHA-256 hash only (unit)", () => {
     expect((await lookups(lastOff, t + 10)).queries).toHaveLength(1);
     expect((await lookups(key, t + 10)).queries).toHaveLength(0);
 
-    // Only the hash is stored (decisions §2): no column of the key's row holds the key.
+    // Only the hash is stored (docs/api.md §2): no column of the key's row holds the key.
     const rows = opened.raw.all<Record<string, unknown>>("SELECT * FROM api_keys");
     expect(rows).toHaveLength(1);
     expect(Object.values(rows[0]!)).toContain(sha(key));

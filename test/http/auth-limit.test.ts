@@ -1,5 +1,5 @@
 /**
- * Failed authentications are limited per client address (decisions §2, §12). The count
+ * Failed authentications are limited per client address (docs/api.md §2, §2.3). The count
  * lives in the server and every test here connects from 127.0.0.1, so each test starts its
  * own server: none depends on what another left in the window, and each runs alone or in
  * any order.

@@ -1,8 +1,8 @@
 /**
- * `crm backup FILE` (decisions §11): a consistent copy taken while the server runs and
+ * `crm backup FILE` (docs/cli.md §6.1): a consistent copy taken while the server runs and
  * writes, on which a second server starts and serves the same contacts. The copy is the
  * SQLite file's: on PostgreSQL (CRM_TEST_BACKEND=postgres) `crm backup` refuses, naming
- * pg_dump (decisions §13).
+ * pg_dump (docs/scaling.md §6).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -54,7 +54,7 @@ test.skipIf(sqliteOnly)("a backup taken under writes is a consistent copy a seco
   // A second server on the copy: the bootstrap key and the project's contacts came along.
   const dir2 = mkdtempSync(join(tmpdir(), "crm-backup-restore-"));
   copyFileSync(file, join(dir2, "crm.db"));
-  // The secrets in the copy open only with the key that sealed them (decisions §7, §13).
+  // The secrets in the copy open only with the key that sealed them (docs/webhooks.md §2, docs/scaling.md §6).
   copyFileSync(join(srv.dir, "secret.key"), join(dir2, "secret.key"));
   const second = await startServer({ dir: dir2, expectBootstrapKey: false });
   try {

@@ -1,5 +1,5 @@
 /**
- * First start on an empty database (decisions §3): own servers, restarted on one database.
+ * First start on an empty database (docs/cli.md §4): own servers, restarted on one database.
  * "No key printed" is read from the whole life's stdout: at CRM_LOG_LEVEL=info a server
  * stopped with SIGTERM logs `shutting down` on the same pipe, so once that line is there,
  * everything it printed before is too. No fixed wait.

@@ -1,5 +1,5 @@
 /**
- * Bounds on what one request or one file can make the server do (decisions §16): the
+ * Bounds on what one request or one file can make the server do (docs/api.md §7): the
  * number of `tag` filters, the contact numbers a relabel may take (and that every number
  * the service then generates stays reachable), the per-address form limiter's state, and
  * the size of one CSV record in `crm import`. Black-box: the real server and its CLI.

@@ -1,5 +1,5 @@
 /**
- * The CLI's own surface (decisions §3, §15), through the real `crm`: `--version`, help for
+ * The CLI's own surface (docs/cli.md §4, §2), through the real `crm`: `--version`, help for
  * every command listing every option it accepts, and usage errors that name what is valid
  * (one stderr line `crm: …`, exit 2). The commands and options are read from the table the
  * parser and the help both use (src/cli/commands.ts); a few are also named by hand below, so

@@ -1,5 +1,5 @@
 /**
- * Configuration (decisions §1, §15): the environment is parsed and validated at start, and a
+ * Configuration (docs/operations.md §1, docs/api.md §16): the environment is parsed and validated at start, and a
  * bad value stops the start with one line naming the variable (`crm: invalid NAME="value":
  * …`, exit 2, src/main.ts) before anything is created: no database, not even its folder.
  */
@@ -82,7 +82,7 @@ describe("a bad environment value stops the start", () => {
     }
   }
 
-  test("a CRM_SECRET_KEY that is not the base64 of 32 bytes: exit 2, one line naming it, nothing created (decisions §15)", async () => {
+  test("a CRM_SECRET_KEY that is not the base64 of 32 bytes: exit 2, one line naming it, nothing created (docs/cli.md §2)", async () => {
     const r = await startRefused({ CRM_SECRET_KEY: "bad" });
     expect({ exitCode: r.exitCode, lines: r.stderr.trimEnd().split("\n").length, stdout: r.stdout, created: r.created }).toEqual({
       exitCode: 2,
@@ -93,7 +93,7 @@ describe("a bad environment value stops the start", () => {
     expect(r.stderr).toContain("CRM_SECRET_KEY");
   });
 
-  test("a port in use: exit 2, one line naming the port, nothing created (decisions §15)", async () => {
+  test("a port in use: exit 2, one line naming the port, nothing created (docs/cli.md §2)", async () => {
     const taken = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("taken") });
     try {
       const r = await startRefused({ PORT: String(taken.port) });
@@ -109,7 +109,7 @@ describe("a bad environment value stops the start", () => {
     }
   });
 
-  test("a start with another CRM_SECRET_KEY than the one that sealed the database's secrets: exit 2, one line naming it (decisions §13)", async () => {
+  test("a start with another CRM_SECRET_KEY than the one that sealed the database's secrets: exit 2, one line naming it (docs/scaling.md §6)", async () => {
     const first = await startServer({ extraEnv: { CRM_SECRET_KEY: randomBytes(32).toString("base64") } });
     await first.stop(true);
     try {

@@ -117,7 +117,7 @@ describe("filters", () => {
     expectError(await list({ contactTypeCategory: "Robot" }), "ERR_FORM_VALIDATION", "contactTypeCategory");
   });
 
-  test("an unknown contactTypeId filter is 422 contactTypeId, another project's type included (decisions §12)", async () => {
+  test("an unknown contactTypeId filter is 422 contactTypeId, another project's type included (docs/api.md §11)", async () => {
     expectError(await list({ contactTypeId: "ct_unknown" }), "ERR_FORM_VALIDATION", "contactTypeId");
     const other = await srv.newProject();
     const types = await other.api("GET", "/contact-types");

@@ -1,5 +1,5 @@
 /**
- * `search` through the term index (decisions §5, §12): a contact matching through several
+ * `search` through the term index (docs/api.md §11.6, §11): a contact matching through several
  * terms appears once, pages walk every match exactly once, every token must match.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";

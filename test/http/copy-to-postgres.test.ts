@@ -1,5 +1,5 @@
 /**
- * `crm copy-to-postgres URL` (decisions §13): a SQLite server's whole database, filled
+ * `crm copy-to-postgres URL` (docs/scaling.md §6): a SQLite server's whole database, filled
  * through the API, is copied into an empty PostgreSQL database; a PostgreSQL node started
  * on it with the same CRM_SECRET_KEY answers as the SQLite server did (same contacts, logs,
  * keys, cursors, idempotent replays) and delivers the deliveries left pending, signed with
@@ -19,7 +19,7 @@ import { ALL_SCOPES, startServer, walk, type ServerHandle } from "../helpers/ser
 import { BUN, freePort, REPO_ROOT, runCommand } from "../helpers/spawn.ts";
 import { until } from "../helpers/until.ts";
 
-/** Every table of the data, as the brief of decisions §13 lists them (schema_migrations is bookkeeping). */
+/** Every table of the data, as the brief of docs/scaling.md §6 lists them (schema_migrations is bookkeeping). */
 const TABLES = [
   "settings", "projects", "api_keys", "contact_types", "interaction_types", "custom_fields", "tags", "contacts",
   "contact_tags", "contact_search_terms", "interaction_logs", "events", "idempotency_records", "webhooks",
@@ -170,7 +170,7 @@ beforeAll(async () => {
   const other = await srv.newProject();
   expectStatus(await other.api("POST", "/contacts", { body: { firstName: "Elsewhere", tags: ["vip"] } }), 201);
 
-  // The admin console's accounts and import history move too (its sessions do not: decisions §14).
+  // The admin console's accounts and import history move too (its sessions do not: docs/admin.md §2).
   const admin = await signedInAdmin(srv.origin, srv.env);
   before.admin = admin.account;
   const importPath = `/admin/projects/${other.id}/import`;
@@ -180,13 +180,13 @@ beforeAll(async () => {
   upload.append("file", new File(["firstName\nImported\n"], "people.csv", { type: "text/csv" }));
   const posted = await admin.client.request("POST", importPath, { body: upload, headers: { Origin: srv.origin } });
   expect(posted.status).toBe(303);
-  // The upload shows its matched columns first (decisions §17); starting it makes the import.
+  // The upload shows its matched columns first (docs/import-export.md §1); starting it makes the import.
   expect((await admin.client.get(posted.location!)).status).toBe(200);
   const started = await admin.client.post(`${posted.location}/start`);
   expect(started.status).toBe(303);
   await until(async () => !/http-equiv="refresh"/.test((await admin.client.get(started.location!)).text), { timeoutMs: 30_000, what: "the console import" });
 
-  // An erased contact's number moves too: it is never given again (decisions §17).
+  // An erased contact's number moves too: it is never given again (docs/import-export.md §3).
   const doomed = await other.api("POST", "/contacts", { body: { firstName: "Forgotten" } });
   expectStatus(doomed, 201);
   expect((await srv.cliRaw(["contact", "erase", "--project", other.id, doomed.json.contactId])).exitCode).toBe(0);

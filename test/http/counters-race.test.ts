@@ -1,8 +1,8 @@
 /**
  * Counters checked and changed atomically (issue 25; docs/security.md §9), under bursts on
  * either backend (CRM_TEST_BACKEND=postgres: requests run as parallel transactions): the
- * contact quota from every surface at once (decisions §5), a key's rate-limit buckets
- * (decisions §9: a refused request consumes nothing, even while others are taking), and
+ * contact quota from every surface at once (docs/api.md §11.10), a key's rate-limit buckets
+ * (docs/api.md §6: a refused request consumes nothing, even while others are taking), and
  * the per-address form limiter. Two nodes on one database: test/multinode/. The sign-in
  * tries: test/http/admin-lockout-race.test.ts.
  */
@@ -29,7 +29,7 @@ function tally(statuses: number[]): Record<number, number> {
   return counts;
 }
 
-describe("the contact quota under a burst (decisions §5)", () => {
+describe("the contact quota under a burst (docs/api.md §11.10)", () => {
   test("a quota of 5 and 40 creates at once from the API and a web form: exactly 5 are created, the other 35 are 402, and the project counts 5", async () => {
     const p = await srv.newProject({ contactQuota: 5 });
     const form = await srv.cli(["form", "create", "--project", p.id, "--name", "Quota burst", "--fields", "email,firstName", "--json"]);
@@ -49,7 +49,7 @@ describe("the contact quota under a burst (decisions §5)", () => {
   });
 });
 
-describe("a key's rate-limit buckets under a burst (decisions §9)", () => {
+describe("a key's rate-limit buckets under a burst (docs/api.md §6)", () => {
   test("creates refused by an empty hourly bucket take nothing from the minute bucket, even while they run: 30 of them at once beside 9 GETs leave every GET answered", async () => {
     // 10 a minute (one token back every 6 s, far longer than the burst) and 1 create an hour.
     const p = await srv.newProject({ rateLimitPerMinute: 10, contactCreatesPerHour: 1 });
@@ -65,7 +65,7 @@ describe("a key's rate-limit buckets under a burst (decisions §9)", () => {
   });
 });
 
-describe("the per-address form limiter under a burst (decisions §9)", () => {
+describe("the per-address form limiter under a burst (docs/api.md §6)", () => {
   test("30 submissions at once from one address to one form: exactly 10 are taken, 20 are 429", async () => {
     const form = await srv.cli(["form", "create", "--project", srv.projectId, "--name", "Limiter burst", "--fields", "email", "--json"]);
     const address = freshAddress();

@@ -1,5 +1,5 @@
 /**
- * Crash loop, short version (decisions §11, §12; interface §6.2): writers issue mixed
+ * Crash loop, short version (docs/operations.md §3.1, docs/webhooks.md §2.2, §2): writers issue mixed
  * creates, patches and interaction logs while the server is killed with kill -9 three times
  * and restarted on the same database. Every write acknowledged with a 2xx is there after
  * each restart (a patch: its value or a later one), and every event GET /events lists
@@ -25,7 +25,7 @@ describe("crash loop", () => {
       minWritesPerLife: 40,
       maxWritesPerLife: 120,
       minEachKindPerLife: 5,
-      // On PostgreSQL a killed node's claims come back when their 30 s lease ends (decisions §13).
+      // On PostgreSQL a killed node's claims come back when their 30 s lease ends (docs/scaling.md §6).
       deliveryTimeoutMs: testBackend() === "postgres" ? 45_000 : 25_000,
     });
     const summary = `seed ${seed} (rerun: CRASH_LOOP_SEED=${seed}): ${JSON.stringify(figures)}`;

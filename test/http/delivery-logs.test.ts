@@ -1,5 +1,5 @@
 /**
- * Delivery log lines (decisions §11, §15), read from the real server's stdout (JSON lines):
+ * Delivery log lines (docs/operations.md §4.3, docs/webhooks.md §7), read from the real server's stdout (JSON lines):
  * a `warn` line when an attempt fails, an `error` line when a delivery is exhausted and when
  * a subscription is disabled, each with the ids and the reason, never the secret or a body;
  * `CRM_LOG_LEVEL=debug` adds one line per attempt, and the level filter drops what is below

@@ -1,5 +1,5 @@
 /**
- * The dispatcher is woken by the commit that queued deliveries (decisions §7: delivery at
+ * The dispatcher is woken by the commit that queued deliveries (docs/webhooks.md §2: delivery at
  * loopback speed), not by every write: src/webhooks/outbox.ts marks the transaction, and
  * only its commit wakes the dispatcher. With the outbox poll set to ten minutes, a delivery
  * that arrives within seconds can only have been sent by that wake.

@@ -1,5 +1,5 @@
 /**
- * The reference page over HTTP (decisions §15): `GET /docs` needs no key, loads only
+ * The reference page over HTTP (docs/api.md §16.2): `GET /docs` needs no key, loads only
  * assets of the server itself (no CDN, no absolute URL, no inline script) under a strict
  * CSP, and the 3.5 MB Scalar bundle is served with a strong ETag (304 on revalidation),
  * a cache lifetime, and compressed copies for clients that accept them. The browser side

@@ -1,5 +1,5 @@
 /**
- * Durability and shutdown (decisions §11): an acknowledged write survives kill -9, and
+ * Durability and shutdown (docs/operations.md §6.2): an acknowledged write survives kill -9, and
  * SIGTERM stops accepting, finishes the request in flight, and exits 0. Every step waits
  * for its observable cause: the kill lands after a number of acknowledged writes, and
  * SIGTERM is sent while a request is provably inside the server (it has passed

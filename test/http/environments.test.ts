@@ -1,6 +1,6 @@
 /**
  * The one file that runs two servers: a production and a sandbox deployment, to check that
- * a key of one environment is unknown to the other (decisions §2).
+ * a key of one environment is unknown to the other (docs/api.md §2).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ALL_SCOPES, startServer, type ServerHandle } from "../helpers/server.ts";

@@ -1,5 +1,5 @@
 /**
- * `crm contact erase` (decisions §17) beyond the one rich person of erase.test.ts: its text
+ * `crm contact erase` (docs/import-export.md §3) beyond the one rich person of erase.test.ts: its text
  * output, its refusals (exit 2 naming what is unknown), the quota and the counter after an
  * erase, and that only the erased contact's data goes: not a duplicate's with the same
  * email, not another project's, not another contact's that took the erased one's old id.

@@ -1,5 +1,5 @@
 /**
- * Erasure reaches the file (decisions §25, docs/security.md §7), black box. SQLite: the
+ * Erasure reaches the file (docs/security.md §7), black box. SQLite: the
  * database file and its write-ahead log are read as bytes, and a person's former values
  * (emails changed by PATCH, names, phones) and the rows of a CSV uploaded in the console
  * must not be in them once an erase has checkpointed the log: `secure_delete` is on for every

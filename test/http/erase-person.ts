@@ -1,5 +1,5 @@
 /**
- * What the erasure tests share (erase*.test.ts, admin-erase.test.ts; decisions §17): a
+ * What the erasure tests share (erase*.test.ts, admin-erase.test.ts; docs/import-export.md §3): a
  * person whose data is easy to look for (every value carries a word found nowhere else),
  * searches of text and of every table of the database for it, and the shape an event about
  * an erased contact must have.
@@ -100,7 +100,7 @@ export const nulledExcept = (object: Record<string, unknown>, kept: string[]) =>
 
 /**
  * `after` is `before` (the same event as stored before the erase) with the contact's data
- * removed (decisions §17): every contact field but contactId null, the interaction log's
+ * removed (docs/import-export.md §3): every contact field but contactId null, the interaction log's
  * fields but id and contactId null, the form submission's values null; the rest as it was.
  */
 export function expectErasedEvent(after: any, before: any) {

@@ -1,12 +1,12 @@
 /**
- * Erasing a person (decisions §17), black box: a person with every kind of data the service
+ * Erasing a person (docs/import-export.md §3), black box: a person with every kind of data the service
  * keeps (fields, custom fields, tags, notes, interaction logs, a web-form submission, a
  * relabel, an Idempotency-Key answer, webhook deliveries sent and pending) is erased with
  * the real CLI, then looked for through every API answer, every webhook body sent after the
  * erase, and every table of the database. A second contact must come through untouched.
  *
  * Pending deliveries without a sleep: a subscription's receiver holds its first 4 requests
- * (4 deliveries in flight is the per-subscription cap, decisions §7), so every later event's
+ * (4 deliveries in flight is the per-subscription cap, docs/webhooks.md §2), so every later event's
  * delivery to it stays pending until the receiver lets go, after the erase.
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
@@ -70,7 +70,7 @@ beforeAll(async () => {
   const form = await srv.cli(["form", "create", "--project", p.id, "--name", "Newsletter", "--fields", "email,firstName,address.city", "--json"]);
 
   held = await startReceiver({ status: 200, hold: true });
-  // A receiver that echoes what it got about the person, as a careless one might: its answers are stored (decisions §7).
+  // A receiver that echoes what it got about the person, as a careless one might: its answers are stored (docs/webhooks.md §2).
   echo = await startReceiver([{ when: { bodyIncludes: person.email }, reply: { status: 200, body: `received ${person.email} ${person.lastName}` } }, { reply: { status: 200 } }]);
   heldHook = (await call("POST", "/webhooks", { body: { url: held.url, events: ["*"], description: "held" } })).json.id;
   echoHook = (await call("POST", "/webhooks", { body: { url: echo.url, events: ["*"], description: "echo" } })).json.id;
@@ -208,7 +208,7 @@ describe("stored events", () => {
     for (const page of pages) expect(hitsIn(JSON.stringify(page), person.needles)).toEqual([]);
   });
 
-  // The service has no GET /events/{id} (interface §6): the log is where an event is read.
+  // The service has no GET /events/{id} (docs/webhooks.md §1): the log is where an event is read.
   test("each event about the person is still in the log with its id, type and time; its contact fields are null but contactId", async () => {
     const after = (await walk(p.api, "/events", { limit: 200 })).items;
     for (const before of aboutBefore) {

@@ -1,5 +1,5 @@
 /**
- * The event record (interface §6, decisions §7): every change that fires an event writes
+ * The event record (docs/webhooks.md §1): every change that fires an event writes
  * it to the event log in the same transaction, so it is there when the answer leaves. Read
  * through GET /events (the log the dispatcher delivers from), oldest first: the same on
  * every storage backend.

@@ -1,9 +1,9 @@
 /**
- * `crm export` and the console's Export action (decisions §17) against a running server:
+ * `crm export` and the console's Export action (docs/import-export.md §2) against a running server:
  * contacts are written through the API, exported by the CLI and downloaded from the console,
  * and each export is compared with what the API answers; the CSV is imported into a second
  * project and its contacts compared with the first project's. CSV cells a spreadsheet would
- * run as formulas carry a leading `'` unless --raw (decisions §25).
+ * run as formulas carry a leading `'` unless --raw (docs/security.md §8).
  */
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -121,14 +121,14 @@ function sourceBodies(cf: Record<string, string>, typeId: string): any[] {
       },
     },
     { firstName: "  Bob  ", email: "bob@example.com", customFields: { [cf.Partner!]: false, [cf.Score!]: 1e21 } },
-    // Formula-like cells: neutralised by default, exact with --raw (decisions §25).
+    // Formula-like cells: neutralised by default, exact with --raw (docs/security.md §8).
     { firstName: "=1+2", lastName: "-Minus", businessName: "@corp", notes: "+plus", customFields: { [cf.Score!]: 0.1 + 0.2 } },
     { firstName: "Zoë", lastName: "名前 😀", tags: ["日本"], phone: "030 1234567", customFields: { [cf.Colors!]: ["green"] } },
     { lastName: "Solo", smsSubscribed: true, address: { city: " leading space" } },
   ];
 }
 
-describe("crm export (decisions §17)", () => {
+describe("crm export (docs/import-export.md §2)", () => {
   let source: Awaited<ReturnType<typeof prepareProject>>;
   let api: Api;
   /** The source project's contacts as GET /contacts/{contactId} answers them, in contact-number order. */
@@ -302,7 +302,7 @@ describe("crm export (decisions §17)", () => {
   });
 });
 
-describe("CSV exports neutralise spreadsheet formulas (decisions §25)", () => {
+describe("CSV exports neutralise spreadsheet formulas (docs/security.md §8)", () => {
   /** A custom text field, and one whose title itself starts with a trigger (the header's cell). */
   const PLANTED = { firstName: '=HYPERLINK("http://x")', phone: "+1 202 555 0100", notes: "-1+2", handle: "@SUM(A1)", total: -3 };
   let projectId: string;
@@ -402,7 +402,7 @@ describe("CSV exports neutralise spreadsheet formulas (decisions §25)", () => {
   });
 });
 
-describe("crm export across pages (decisions §17: constant memory, keyset pages)", () => {
+describe("crm export across pages (docs/import-export.md §2: constant memory, keyset pages)", () => {
   let p: ProjectInfo;
   const COUNT = 1_234;
 

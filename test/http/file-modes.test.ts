@@ -1,5 +1,5 @@
 /**
- * Files (decisions §16): the database, its -wal and -shm files and the key file are
+ * Files (docs/api.md §7): the database, its -wal and -shm files and the key file are
  * created with mode 0600, their folder 0700 when the service creates it; `crm backup`
  * writes its copy 0600 too. Under Bun always; under Deno (node:sqlite) as well when
  * CRM_TEST_DENO=1, as `npm run test:deno` sets. The files are SQLite's: skipped under

@@ -1,5 +1,5 @@
 /**
- * Idempotency-Key on web-form submissions (decisions §5 "every POST of the API", §10, §15):
+ * Idempotency-Key on web-form submissions (docs/api.md §8 "every POST of the API", §10, §15):
  * a submission takes no API key, so its keys belong to its form.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";

@@ -1,5 +1,5 @@
 /**
- * Web forms (decisions §10, §12, §9, §7): the CLI makes a form, /f/{id} serves its page, and
+ * Web forms (docs/api.md §15, §3, §6, docs/webhooks.md §2): the CLI makes a form, /f/{id} serves its page, and
  * POST /v1/forms/{id}/submissions takes JSON or urlencoded without a key. Black-box: the
  * real server, its CLI, and the events table read straight from the database (the SQLite
  * file, or PostgreSQL under CRM_TEST_BACKEND=postgres).
@@ -88,7 +88,7 @@ describe("GET /f/{formId}", () => {
     expect(html).not.toContain("<script");
   });
 
-  test("the page may be embedded in other sites: no frame-ancestors, no X-Frame-Options (decisions §16)", async () => {
+  test("the page may be embedded in other sites: no frame-ancestors, no X-Frame-Options (docs/api.md §7)", async () => {
     const res = await srv.api("GET", `${srv.origin}/f/${form.id}`, { key: null });
     expectStatus(res, 200);
     expect(res.headers.get("content-security-policy")).toContain("default-src 'none'");

@@ -1,5 +1,5 @@
 /**
- * Idempotency-Key on every POST (decisions §5; docs/decisions.md: only successful answers
+ * Idempotency-Key on every POST (docs/api.md §8; docs/decisions.md: only successful answers
  * are stored). Most rules run against a spawned server; the in-flight 409 runs against the
  * service in this process, whose DNS resolver holds a webhook URL's lookup open so the
  * first request is provably still running when the repeat arrives.

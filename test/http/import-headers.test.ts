@@ -1,5 +1,5 @@
 /**
- * `crm import` from other CRMs (decisions §17): headers matched by alias ignoring case and
+ * `crm import` from other CRMs (docs/import-export.md §1): headers matched by alias ignoring case and
  * punctuation, custom fields by title, --map, --ignore-unknown, the refusal of an unknown
  * column, contact types by name, and a file in the shape `crm export` writes. The CLI runs
  * against the live database; the contacts are read back over the API.
@@ -43,7 +43,7 @@ const contact = async (p: ProjectInfo, id: string) => {
   return res.json;
 };
 
-/** The spec's aliases (decisions §17), written as another CRM might: odd case, spaces, `_`, `-`, `.`. */
+/** The spec's aliases (docs/import-export.md §1), written as another CRM might: odd case, spaces, `_`, `-`, `.`. */
 const FAMILIES: Array<{ field: string; aliases: string[]; value: (k: number) => string; read: (c: any) => unknown; expect?: (k: number) => unknown }> = [
   { field: "firstName", aliases: ["FIRST name", "given_Name"], value: (k) => `Ada${k}`, read: (c) => c.firstName },
   { field: "lastName", aliases: ["Last-Name", "SURNAME", "family.name"], value: (k) => `Love${k}`, read: (c) => c.lastName },
@@ -62,7 +62,7 @@ const FAMILIES: Array<{ field: string; aliases: string[]; value: (k: number) => 
 ];
 const WAVES = Math.max(...FAMILIES.map((f) => f.aliases.length));
 
-describe("each alias family of decisions §17 fills its field", () => {
+describe("each alias family of docs/import-export.md §1 fills its field", () => {
   let p: ProjectInfo;
   const summaries: any[] = [];
 

@@ -1,5 +1,5 @@
 /**
- * `crm import` (decisions §3, §5; interface §6.1) against a running server: the CLI writes
+ * `crm import` (docs/cli.md §4, docs/api.md §11; docs/webhooks.md §1.1) against a running server: the CLI writes
  * to the live database; the contacts are then read back over the API.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -114,7 +114,7 @@ describe("crm import", () => {
     expect(items.map((c: any) => c.contactId).sort()).toEqual(["CR-1", "CR-2"]);
   });
 
-  test("no contact.created is recorded for imported contacts (interface §6.1)", async () => {
+  test("no contact.created is recorded for imported contacts (docs/webhooks.md §1.1)", async () => {
     // A project of its own: the API create below must not change what the other tests list.
     const own = await srv.newProject();
     const out = await runImport(own.id, csv("firstName,email\nImp,imp@example.com\nOrt,ort@example.com\n"));
@@ -166,7 +166,7 @@ describe("crm import options and refusals", () => {
     expect((await p.api("GET", "/contacts")).json.data).toEqual([]);
   });
 
-  test("a leading ' is removed only before =, +, -, @, tab or CR (what crm export adds, decisions §25)", async () => {
+  test("a leading ' is removed only before =, +, -, @, tab or CR (what crm export adds, docs/security.md §1)", async () => {
     const p = await srv.newProject();
     const score = (await srv.cli(["custom-field", "create", "--project", p.id, "--title", "Score", "--type", "number", "--json"])).id;
     const total = (await srv.cli(["custom-field", "create", "--project", p.id, "--title", "=Total", "--type", "text", "--json"])).id;

@@ -27,7 +27,7 @@ afterAll(async () => {
   await srv?.stop();
 }, 60_000);
 
-/** Interface §2.2, plus uniqueIdentifier (docs/decisions.md: the log carries the key it was written with, or null). */
+/** docs/api.md §12.1, plus uniqueIdentifier (docs/decisions.md: the log carries the key it was written with, or null). */
 const LOG_KEYS = ["contactId", "createdAt", "date", "fields", "id", "interactionType", "note", "uniqueIdentifier"];
 
 describe("POST /contacts/{contactId}/interactions", () => {

@@ -1,6 +1,6 @@
 /**
- * Isolation and scope sweep over the whole OpenAPI document (interface §1, §5; decisions
- * §2). The routes come from GET /v1/openapi.json; ROUTES below holds the expected scope
+ * Isolation and scope sweep over the whole OpenAPI document (docs/api.md §1, §2;
+ * docs/api.md §2). The routes come from GET /v1/openapi.json; ROUTES below holds the expected scope
  * and a request for each, and the sweep fails when the two lists differ, so a route added
  * to the document without an entry here breaks the test.
  *
@@ -26,7 +26,7 @@ type Kind =
   | "create"
   /** About the key itself: B gets 200 and its own project. */
   | "self"
-  /** Takes no key (decisions §12): the key cannot move the request into its own project. */
+  /** Takes no key (docs/api.md §3): the key cannot move the request into its own project. */
   | "public";
 
 interface Ctx {
@@ -43,7 +43,7 @@ interface RouteSpec {
   body?: (ctx: Ctx, side: "A" | "B") => unknown;
 }
 
-/** Every route of the OpenAPI document, with its scope (interface §4, §5; decisions §2, §7). */
+/** Every route of the OpenAPI document, with its scope (docs/api.md §3, §2, docs/webhooks.md §2). */
 const ROUTES: Record<string, RouteSpec> = {
   "GET /ping": { scope: null, kind: "self" },
   "GET /contact-types": { scope: "contacts:read", kind: "list" },
@@ -290,7 +290,7 @@ describe("project B's every-scope key never reaches project A's data", () => {
       const own = await a.project.api("GET", path, { query: { limit: 200 } });
       expect(secretsOf(own), path).toContain(value);
     }
-    // A's reference ids are unknown in B (decisions §12).
+    // A's reference ids are unknown in B (docs/api.md §3).
     const ct = a.secrets.find((s) => s.startsWith("ct_"))!;
     const cf = a.secrets.find((s) => s.startsWith("cf_"))!;
     const it = a.secrets.find((s) => s.startsWith("it_"))!;

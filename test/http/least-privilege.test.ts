@@ -1,7 +1,7 @@
 /**
- * A key never receives contact data it could not read (decisions §25, docs/security.md §3):
+ * A key never receives contact data it could not read (docs/security.md §3):
  * an answer to a contact write by a key without contacts:read is `{ contactId, createdAt,
- * updatedAt }` (decisions §18's version joins it), and a uniqueIdentifier replay of an
+ * updatedAt }` (docs/api.md §18.1's version joins it), and a uniqueIdentifier replay of an
  * interaction log is `{ id, contactId, createdAt }`. Statuses, headers, the write itself and
  * the events it fires are the same as for any key.
  */
@@ -37,7 +37,7 @@ async function existingContact(extra: Record<string, unknown> = {}) {
 }
 
 beforeAll(async () => {
-  // Sandbox: the webhook receiver listens on a loopback http URL (decisions §2).
+  // Sandbox: the webhook receiver listens on a loopback http URL (docs/api.md §2).
   srv = await startServer({ env: "sandbox" });
   writeOnly = await withKey(["contacts:write"]);
   logOnly = await withKey(["interactions:write"]);
@@ -117,7 +117,7 @@ describe("contact writes by a key with contacts:write and without contacts:read"
     expect(again.headers.get("location")).toBe(`/v1/contacts/${first.json.contactId}`);
     expect(again.json).toEqual(first.json);
     // The stored answer belongs to the key that made it: the same value from a key that
-    // may read runs anew (decisions §5) and answers its own, whole, contact.
+    // may read runs anew (docs/api.md §11) and answers its own, whole, contact.
     const other = await readWrite("POST", "/contacts", { body, headers: idem });
     expectStatus(other, 201);
     expect(other.headers.get("idempotent-replayed")).toBeNull();

@@ -1,5 +1,5 @@
 /**
- * Operations (decisions §11, §12): /metrics in Prometheus text with the named series,
+ * Operations (docs/operations.md §4.2): /metrics in Prometheus text with the named series,
  * route templates (never raw paths or keys), and /readyz reporting the dispatcher. Every
  * count is checked as an exact difference between two reads around the test's own
  * requests: nothing else talks to this server meanwhile (a read of /metrics counts itself
@@ -143,7 +143,7 @@ describe("/metrics", () => {
     expect(receiver.requests.filter((r) => r.path === "/fail")).toHaveLength(3);
     expect(receiver.requests.filter((r) => r.path === "/ok")).toHaveLength(2);
 
-    // A 410 ends a delivery at once (decisions §7): exhausted, and no longer pending.
+    // A 410 ends a delivery at once (docs/webhooks.md §4): exhausted, and no longer pending.
     const r = await server.newProject();
     expectStatus(await r.api("POST", "/webhooks", { body: { url: `http://127.0.0.1:${receiver.port}/gone`, events: ["contact.created"] } }), 201);
     expectStatus(await r.api("POST", "/contacts", { body: { firstName: "Gone" } }), 201);

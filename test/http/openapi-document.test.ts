@@ -1,5 +1,5 @@
 /**
- * GET /v1/openapi.json describes every operation completely (decisions §15), and what it
+ * GET /v1/openapi.json describes every operation completely (docs/api.md §16.1), and what it
  * says is what the server does: the documented headers are on real answers.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -14,7 +14,7 @@ type Operation = { method: string; path: string; op: any };
 let ops: Operation[];
 
 beforeAll(async () => {
-  // Sandbox: plain-http loopback webhook URLs are allowed (decisions §2).
+  // Sandbox: plain-http loopback webhook URLs are allowed (docs/api.md §2).
   srv = await startServer({ env: "sandbox" });
   doc = (await srv.api("GET", "/openapi.json", { key: null })).json;
   ops = Object.entries(doc.paths).flatMap(([path, item]: [string, any]) =>
@@ -133,7 +133,7 @@ describe("info and webhooks", () => {
       expect(resolve(body.properties.data).properties).toBeObject();
     }
     const created = resolve(doc.webhooks["contact.created"].post.requestBody.content["application/json"].schema);
-    // The contact, or the same contact erased since (decisions §17: the event stays, its fields null).
+    // The contact, or the same contact erased since (docs/import-export.md §3: the event stays, its fields null).
     const contact = resolve(created.properties.data).properties.contact;
     expect((contact.anyOf ?? contact.oneOf).map((s: any) => s.$ref)).toEqual(["#/components/schemas/Contact", "#/components/schemas/ErasedContact"]);
     const erased = resolve({ $ref: "#/components/schemas/ErasedContact" });

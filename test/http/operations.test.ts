@@ -1,5 +1,5 @@
 /**
- * Operations, from the outside (decisions §8, §11): /readyz answers 503 when a migration is
+ * Operations, from the outside (docs/api.md §4, docs/operations.md §4.1): /readyz answers 503 when a migration is
  * missing from the database the server runs on, and an unexpected failure is a 500 whose
  * message gives nothing away (no stack, no SQL, no table or file name) while the log line
  * keeps the detail under the request's id. Both are caused for real: a second connection

@@ -1,5 +1,5 @@
 /**
- * Rate limits (interface §8; decisions §9, §12): per-key token buckets, 120 a minute for
+ * Rate limits (docs/api.md §6): per-key token buckets, 120 a minute for
  * every request plus 600 an hour for POST /contacts, both per-project settings. The real
  * service runs in this process on a ManualClock: buckets refill only when the test moves
  * time, so every RateLimit-Remaining, RateLimit-Reset and Retry-After below is exact, never

@@ -1,5 +1,5 @@
 /**
- * Decisions §16: no network I/O while a write transaction is open. The real service
+ * docs/api.md §7: no network I/O while a write transaction is open. The real service
  * (database, group commit, routes, socket) runs in this process with one thing replaced:
  * the DNS resolver, which holds lookups of one host until the test lets them go. The CLI
  * runs async (runCommand): a blocking spawn would freeze the service in this process too.

@@ -1,5 +1,5 @@
 /**
- * Start checks (decisions §15): a bad CRM_SECRET_KEY or a port in use stops `crm serve` with
+ * Start checks (docs/api.md §16): a bad CRM_SECRET_KEY or a port in use stops `crm serve` with
  * one line on stderr (`crm: …`) and exit 2 before anything is created: no database file or
  * folder, no key file, no bootstrap key printed and, on PostgreSQL (CRM_TEST_BACKEND=postgres),
  * not one table in the server's empty database, so no bootstrap project or key either. The

@@ -3,9 +3,9 @@
  * this process (SQLite file, or PostgreSQL under CRM_TEST_BACKEND=postgres; routes, socket,
  * dispatcher, jobs) with one thing replaced: its
  * clock (src/lib/clock.ts), a ManualClock the tests move forward. Subscribers are a real
- * loopback receiver. Windows: Idempotency-Key 24 h (decisions §5), the rotated secret's
- * 24 h and the 30-day event log (§7), key expiry (§2), the dispatcher's due times and held
- * claims (§7, §11; its stuck-tick minute: test/unit/dispatcher-alive.test.ts).
+ * loopback receiver. Windows: Idempotency-Key 24 h (docs/api.md §8), the rotated secret's
+ * 24 h and the 30-day event log (docs/api.md §14), key expiry (docs/api.md §2.1), the dispatcher's due times and held
+ * claims (docs/webhooks.md §2.2; its stuck-tick minute: test/unit/dispatcher-alive.test.ts).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
@@ -81,7 +81,7 @@ async function deliveryOf(key: string, path: string, firstName: string): Promise
   return until(() => receiver.at(path).find((r) => r.json.data.contact.firstName === firstName), { what: `the delivery of ${firstName}` });
 }
 
-/** Both signature headers, as lists in the order sent (interface §6.3, decisions §7). */
+/** Both signature headers, as lists in the order sent (docs/webhooks.md §3, §2). */
 function signaturesOf(r: Received) {
   const parts = r.headers.get("x-service-signature")!.split(",");
   return {

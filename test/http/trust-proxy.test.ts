@@ -1,7 +1,7 @@
 /**
- * Behind a reverse proxy (decisions §16): with `CRM_TRUST_PROXY` naming the proxy, the
- * per-address limits (failed authentications: 30 a minute, decisions §12; web forms: 10 a
- * minute per form, decisions §9) count the client address the proxy forwarded for; without
+ * Behind a reverse proxy (docs/operations.md §8): with `CRM_TRUST_PROXY` naming the proxy, the
+ * per-address limits (failed authentications: 30 a minute, docs/api.md §2.3; web forms: 10 a
+ * minute per form, docs/api.md §6) count the client address the proxy forwarded for; without
  * it, the socket's address counts and `X-Forwarded-For` is ignored. The tests connect from
  * 127.0.0.1, which plays the proxy.
  */

@@ -1,5 +1,5 @@
 /**
- * Validation messages (decisions §15, §8, §12; interface §7), black box: every 422
+ * Validation messages (docs/api.md §4.3, §4), black box: every 422
  * ERR_FORM_VALIDATION names the field in `fieldName` and says, in a message that names the
  * field once, what is wrong with the value: a wrong type ("firstName must be a string."), a
  * missing field ("url is required."), a value outside an enum ("identityType must be one of
@@ -57,7 +57,7 @@ const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 /**
  * How often the field's name stands in the message as a name of its own (not inside a longer
  * one). "email must be a valid email address." names the field once: the second word is the
- * kind of value (decisions §15 and the issue's own example), so "email address" is not counted.
+ * kind of value (docs/api.md §16 and the issue's own example), so "email address" is not counted.
  */
 const occurrences = (message: string, name: string) =>
   message.split(new RegExp(`(?<![\\w.])${escapeRe(name)}(?![\\w])(?! address)`)).length - 1;

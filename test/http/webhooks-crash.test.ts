@@ -1,5 +1,5 @@
 /**
- * At-least-once delivery across process death (interface §6.2; decisions §7, §11, §12):
+ * At-least-once delivery across process death (docs/webhooks.md §2, §2.2):
  * deliveries claimed or pending when the server dies are delivered after a restart on the
  * same database. Processes are spawned (test/helpers/spawn.ts) and killed here; the folder
  * (on PostgreSQL: its database) outlives them, so a restart meets what the dead one left.

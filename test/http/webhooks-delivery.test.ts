@@ -1,5 +1,5 @@
 /**
- * Webhook delivery, black box (interface §3, §6; decisions §7, §12, §16): retries and
+ * Webhook delivery, black box (docs/api.md §13.4, docs/webhooks.md §1, §2, §2.2, §4.4): retries and
  * their signatures, failures and what they do to the subscription, the test ping,
  * redelivery, the attempt log, delivery metrics and the per-subscription cap. A sandbox
  * server with a compressed retry schedule delivers to loopback receivers; "nothing more
@@ -23,7 +23,7 @@ import { expectVerified, nextMillisecond, stdHeaders, useWebhookServer, WAIT_MS 
 // Tests wait for real deliveries; bunfig's timeout is not applied by this bun version.
 setDefaultTimeout(60_000);
 
-const SCHEDULE = "1s,1s"; // k = 2 entries → 1 + 2 = 3 attempts (decisions §12)
+const SCHEDULE = "1s,1s"; // k = 2 entries → 1 + 2 = 3 attempts (docs/webhooks.md §2.2)
 const ATTEMPTS = 3;
 // Long: a request a receiver holds stays one attempt in flight for as long as a test needs
 // (the timeout rule has a server of its own below).
@@ -175,7 +175,7 @@ describe("retries and failures", () => {
     expect(b!.headers["x-service-delivery"]).toBe(a!.headers["x-service-delivery"]!);
   });
 
-  test("a 429's Retry-After of 3 s on a 1 s schedule step is honoured in full (decisions §7: at least Retry-After)", async () => {
+  test("a 429's Retry-After of 3 s on a 1 s schedule step is honoured in full (docs/webhooks.md §2: at least Retry-After)", async () => {
     const rx = await receiver();
     await rx.script([{ status: 429, retryAfter: 3 }], { status: 200 });
     await createHook(rx.url, ["contact.created"]);
@@ -327,7 +327,7 @@ describe("redeliver", () => {
     await newContact();
     const first = await rx.waitFor(2);
     const ids = first.map((r) => r.json.id);
-    // Recorded, so no longer pending: a pending event is not queued twice (decisions §16).
+    // Recorded, so no longer pending: a pending event is not queued twice (docs/webhooks.md §4.4).
     await waitForAttempts(w.id, 2);
     const res = await api("POST", `/webhooks/${w.id}/redeliver`, { body: { eventIds: ids } });
     expect(res.status).toBe(202);

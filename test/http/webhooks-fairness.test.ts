@@ -1,6 +1,6 @@
 /**
- * Decisions §16 for webhooks, black-box: no project's slow subscribers starve another's,
- * slots are capped at 4 per subscription, 32 per project and 64 in all (decisions §7, and
+ * docs/webhooks.md §4.4 for webhooks, black-box: no project's slow subscribers starve another's,
+ * slots are capped at 4 per subscription, 32 per project and 64 in all (docs/webhooks.md §2, and
  * reached), a delivery that cannot be signed is a failed attempt on the schedule (never a loop),
  * deleting a subscription mid-flight never repeats others' deliveries, and redeliver is
  * bounded, refused on a disabled subscription and never queues a pending event twice.
@@ -87,7 +87,7 @@ async function holdingReceiver() {
   return { rx, release: () => rx.release() };
 }
 
-describe("fair delivery across projects (decisions §16)", () => {
+describe("fair delivery across projects (docs/webhooks.md §4.4)", () => {
   test("while 16 subscriptions of one project hang, another project's delivery still arrives; the hung project holds exactly its 32 slots", async () => {
     const a = await project();
     const b = await project();
@@ -123,7 +123,7 @@ describe("fair delivery across projects (decisions §16)", () => {
   }, 30_000);
 });
 
-describe("slots in all (decisions §7, §16)", () => {
+describe("slots in all (docs/webhooks.md §2, §4.4)", () => {
   test("at most 64 deliveries are in flight in all, 32 per project and 4 per subscription, and the 64 are reached", async () => {
     // A server of its own: the 64 slots are the whole service's, so nothing else may hold one.
     const own = await startServer({
@@ -177,7 +177,7 @@ describe("slots in all (decisions §7, §16)", () => {
   }, 90_000);
 });
 
-describe("deleting a subscription while its attempt is in flight (decisions §16)", () => {
+describe("deleting a subscription while its attempt is in flight (docs/webhooks.md §4.4)", () => {
   test("never makes another project's delivery be sent again", async () => {
     const a = await project();
     const b = await project();
@@ -199,15 +199,15 @@ describe("deleting a subscription while its attempt is in flight (decisions §16
     });
     // A rolled-back outcome is sent again before it is recorded: B's one attempt is its only request.
     expect(other.rx.requests).toHaveLength(1);
-    // And its delivery is finished, not pending (a pending event is not queued again, decisions
-    // §16): nothing will send it later. (This queues a redelivery, which goes out afterwards.)
+    // And its delivery is finished, not pending (a pending event is not queued again,
+    // docs/webhooks.md §5): nothing will send it later. (This queues a redelivery, which goes out afterwards.)
     const again = await b("POST", `/webhooks/${kept.id}/redeliver`, { body: { eventIds: [sent!.json.id] } });
     expect(again.status).toBe(202);
     expect(again.json).toEqual({ queued: 1 });
   }, 30_000);
 });
 
-describe("redeliver bounds (decisions §16)", () => {
+describe("redeliver bounds (docs/webhooks.md §5)", () => {
   test("redeliver on a disabled subscription is 409 ERR_CONFLICT", async () => {
     const a = await project();
     const rx = await receiver();
@@ -286,7 +286,7 @@ describe("redeliver bounds (decisions §16)", () => {
   }, 60_000);
 });
 
-describe("a delivery that cannot be signed (decisions §16)", () => {
+describe("a delivery that cannot be signed (docs/webhooks.md §4.4)", () => {
   test("is a failed attempt with its reason on the retry schedule, then disables the subscription; no loop", async () => {
     const key1 = randomBytes(32).toString("base64");
     const key2 = randomBytes(32).toString("base64");

@@ -1,5 +1,5 @@
 /**
- * Production address policy for subscriber URLs (interface §2.3, §8; decisions §7, §12):
+ * Production address policy for subscriber URLs (docs/api.md §13.1, §7, §13.3, docs/webhooks.md §2.2):
  * only https URLs whose host is public; refusals are 422 ERR_FORM_VALIDATION fieldName "url",
  * at create and at update; and again at every delivery, connecting to the address checked.
  * The delivery-time rules run against the service in this process with the DNS resolver
@@ -121,7 +121,7 @@ describe("accepted subscriber URLs in production", () => {
     "https://93.184.215.14/hook",
     "https://[2606:4700::1111]/x",
     "https://8.8.8.8:8443/in?x=1",
-    // IPv6 forms judged by the public IPv4 address they embed (decisions §16).
+    // IPv6 forms judged by the public IPv4 address they embed (docs/webhooks.md §4.4).
     "https://[64:ff9b::808:808]/nat64",
     "https://[2002:808:808::1]/6to4",
     "https://[2001:0:4136:e378:8000:63bf:f7f7:f7f7]/teredo",
@@ -186,7 +186,7 @@ async function attemptsOf(p: InProcessProject, id: string, n: number) {
   );
 }
 
-describe("at every delivery the address is checked again (decisions §7)", () => {
+describe("at every delivery the address is checked again (docs/webhooks.md §2)", () => {
   test("in production, a host that resolved to a public address at create and resolves to loopback or a mix now is a failed attempt with the policy's reason, on the schedule; nothing connects", async () => {
     // A TCP listener on loopback counts connections: an https delivery to it would be one,
     // whatever came of its TLS handshake.

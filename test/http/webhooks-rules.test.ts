@@ -1,8 +1,8 @@
 /**
  * Webhook rules beyond delivery, black box: `Idempotency-Key` on the webhook actions
- * (decisions §5: the first runs, a repeat replays with `Idempotent-Replayed: true` and does
+ * (docs/api.md §8: the first runs, a repeat replays with `Idempotent-Replayed: true` and does
  * nothing, the key on another request is 422 ERR_IDEMPOTENCY_KEY_REUSED, a repeat while the
- * first runs is 409) and secrets at rest (decisions §7: stored encrypted; never in the
+ * first runs is 409) and secrets at rest (docs/api.md §13.2: stored encrypted; never in the
  * database file, its WAL or the log; on PostgreSQL never in a row, the database's files,
  * the WAL or the log).
  */
@@ -27,7 +27,7 @@ let keySeq = 0;
 /** A fresh Idempotency-Key value (keys belong to one API key; each test uses its own anyway). */
 const idemKey = (what: string) => ({ "Idempotency-Key": `${what}-${process.pid}-${++keySeq}-${Date.now()}` });
 
-/** A request function bound to one API key, so repeats are "the same key id" (decisions §5). */
+/** A request function bound to one API key, so repeats are "the same key id" (docs/api.md §11). */
 async function oneKey() {
   const key = await fx.srv.newKey(["webhooks:manage", "contacts:write"]);
   const call: typeof fx.api = (method, path, opts = {}) => fx.api(method, path, { ...opts, key });
@@ -133,7 +133,7 @@ describe("Idempotency-Key on POST /webhooks/{id}/rotate-secret", () => {
     await rx.waitUntil((reqs) => reqs.some((r) => r.headers["x-service-event"] === "contact.created"), WAIT_MS, "the delivery");
     expect(rx.requests.map((r) => r.headers["x-service-event"])).toEqual(["contact.created"]);
   });
-  test("the same key with another body is 422 ERR_IDEMPOTENCY_KEY_REUSED, though the action reads no body (decisions §5)", async () => {
+  test("the same key with another body is 422 ERR_IDEMPOTENCY_KEY_REUSED, though the action reads no body (docs/api.md §8)", async () => {
     const call = await oneKey();
     const rx = await receiver();
     const w = await createHook(rx.url, ["contact.created"], undefined, call);
@@ -183,7 +183,7 @@ describe("Idempotency-Key on POST /webhooks/{id}/redeliver", () => {
   });
 });
 
-describe("secrets at rest (decisions §7, §12)", () => {
+describe("secrets at rest (docs/webhooks.md §2, §2.2)", () => {
   /** A webhook whose secret was rotated (both with Idempotency-Key) and used to sign a delivery: its two secrets. */
   async function secretsInUse() {
     const call = await oneKey();

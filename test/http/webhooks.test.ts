@@ -1,5 +1,5 @@
 /**
- * Webhook subscriptions, black box (interface §2.3, §4.5, §6; decisions §2, §7, §12):
+ * Webhook subscriptions, black box (docs/api.md §13.1, §13.2, docs/webhooks.md §1; docs/api.md §2, docs/webhooks.md §2, §2.2):
  * CRUD and validation, event payloads, signatures, the event log, tenant isolation and
  * scopes. A sandbox server delivers to loopback receivers. Deliveries, retries and
  * failures: webhooks-delivery.test.ts; Idempotency-Key and secrets at rest:

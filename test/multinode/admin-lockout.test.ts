@@ -1,5 +1,5 @@
 /**
- * The console's sign-in tries on two nodes of one PostgreSQL database (decisions §25, §13;
+ * The console's sign-in tries on two nodes of one PostgreSQL database (docs/security.md §4, docs/scaling.md §6;
  * docs/security.md §4): the tries of one email or one address are counted in the shared
  * database before any password is checked, so a burst split over the nodes gets ten
  * checks in all, not ten per node. These rules only exist on PostgreSQL, so this file runs

@@ -17,7 +17,7 @@ afterEach(async () => {
   for (const c of clusters.splice(0)) await c.close();
 });
 
-describe("a key's buckets across nodes (decisions §9, §13)", () => {
+describe("a key's buckets across nodes (docs/api.md §6, docs/scaling.md §6)", () => {
   test("30 creates refused by the hourly bucket on node A beside 9 GETs on node B, at once: every GET is answered, no create takes a token", async () => {
     const c = await newCluster();
     clusters.push(c);

@@ -1,5 +1,5 @@
 /**
- * Several `crm serve` processes (nodes) on one PostgreSQL database (decisions §13), for the
+ * Several `crm serve` processes (nodes) on one PostgreSQL database (docs/scaling.md §6), for the
  * black-box tests of test/multinode/. Each test gets a fresh database on the harness's
  * embedded cluster (test/helpers/postgres.ts), whatever CRM_TEST_BACKEND says: these rules
  * only exist on PostgreSQL. Every node of a cluster shares the database URL and the

@@ -1,5 +1,5 @@
 /**
- * The outbox with several nodes on one PostgreSQL database (decisions §7, §13), black box:
+ * The outbox with several nodes on one PostgreSQL database (docs/webhooks.md §2, docs/scaling.md §6), black box:
  * every node's dispatcher polls the same deliveries table; a due delivery is claimed by one
  * node at a time (FOR UPDATE SKIP LOCKED with a 30 s lease), so in normal operation no
  * attempt is made twice, and a node killed with deliveries in flight loses none of them:

@@ -1,5 +1,5 @@
 /**
- * Several nodes on one PostgreSQL database (decisions §13), black box: two `crm serve`
+ * Several nodes on one PostgreSQL database (docs/scaling.md §6), black box: two `crm serve`
  * processes share a fresh database (test/multinode/nodes.ts) and are spoken to over HTTP;
  * the admin CLI runs as a real process on the same database. These rules only exist on
  * PostgreSQL, so this file runs on it whatever CRM_TEST_BACKEND says.

@@ -1,5 +1,5 @@
 /**
- * PostgreSQL unreachable (decisions §13): /readyz answers 503 while the database cannot be
+ * PostgreSQL unreachable (docs/operations.md §4.1): /readyz answers 503 while the database cannot be
  * reached, requests fail with the envelope (never a crash), and once it is back the same
  * process answers again: a lost connection is retried, never fatal. The server reaches
  * PostgreSQL through a TCP proxy in this test that can cut every connection and refuse

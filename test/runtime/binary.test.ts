@@ -1,5 +1,5 @@
 /**
- * The compiled binary (decisions §1): `npm run build` → dist/crm carries the migrations,
+ * The compiled binary (docs/operations.md §1): `npm run build` → dist/crm carries the migrations,
  * serves, runs the admin CLI and the Docker healthcheck, from a folder with no db/ in it.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
@@ -57,7 +57,7 @@ test("dist/crm serves from an empty folder, with migrations applied from the bin
   expect(got.json.email).toBe("binary@example.com");
 });
 
-test("dist/crm serves the reference page and its Scalar bundle from inside the binary (decisions §15)", async () => {
+test("dist/crm serves the reference page and its Scalar bundle from inside the binary (docs/api.md §16.2)", async () => {
   const page = await fetch(`${server!.origin}/docs`);
   expect(page.status).toBe(200);
   const bundle = await fetch(`${server!.origin}/docs/scalar.js`, { headers: { "Accept-Encoding": "identity" } });

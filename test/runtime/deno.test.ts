@@ -1,5 +1,5 @@
 /**
- * Deno-portable, proven (decisions §1): the same server started under Deno 2 with
+ * Deno-portable, proven (docs/operations.md §1): the same server started under Deno 2 with
  * node:sqlite behind src/runtime answers the core API, replays a uniqueIdentifier, delivers
  * a signed webhook through node:http with its pinned `lookup`, the admin CLI runs under
  * Deno on the same database, and the admin console renders (hono/jsx); on SQLite and on
@@ -20,7 +20,7 @@ import { DENO_RUN, REPO_ROOT, lastJson, run, startServerProcess, type Started } 
 
 const enabled = process.env.CRM_TEST_DENO === "1";
 
-// Both backends (decisions §13): node:sqlite, and PostgreSQL through `pg` under Deno.
+// Both backends (docs/scaling.md §6): node:sqlite, and PostgreSQL through `pg` under Deno.
 for (const backend of ["sqlite", "postgres"] as const) describe.skipIf(!enabled)(`the server under Deno (npm run serve:deno) on ${backend}`, () => {
   let dir: string;
   let env: Record<string, string>;
@@ -48,7 +48,7 @@ for (const backend of ["sqlite", "postgres"] as const) describe.skipIf(!enabled)
     const code = await server?.stop();
     await receiver?.stop();
     rmSync(dir, { recursive: true, force: true });
-    // SIGTERM drains and exits 0 under Deno too (decisions §11).
+    // SIGTERM drains and exits 0 under Deno too (docs/operations.md §6.2).
     expect(code).toBe(0);
   }, 30_000);
 
@@ -171,7 +171,7 @@ for (const backend of ["sqlite", "postgres"] as const) describe.skipIf(!enabled)
     expect(list.data.map((p: { name: string }) => p.name)).toContain("made under deno");
   });
 
-  test("GET /docs/scalar.js answers the Scalar bundle embedded by the text import (decisions §15), gzip too", async () => {
+  test("GET /docs/scalar.js answers the Scalar bundle embedded by the text import (docs/api.md §16.2), gzip too", async () => {
     const bundle = readFileSync(join(REPO_ROOT, "node_modules/@scalar/api-reference/dist/browser/standalone.js"));
     const page = await fetch(`${server.origin}/docs`);
     expect(page.status).toBe(200);

@@ -1,5 +1,5 @@
 /**
- * Litestream (decisions §11): the shipped litestream.yml, driven by the environment,
+ * Litestream (docs/operations.md §5): the shipped litestream.yml, driven by the environment,
  * replicates a running server's database to a file replica; `litestream restore` gives a
  * database a second server answers the same contacts from, with the same key. Then the
  * Docker entry point (scripts/docker-entrypoint.sh) is run as the image runs it: restore on
@@ -93,7 +93,7 @@ describe.skipIf(sqliteOnly)("replicate, restore, serve the restored file", () =>
       { timeoutMs: 20_000, intervalMs: 500, what: () => `a restore with every write (last had ${restored} of 6)` },
     );
 
-    // The server keeps answering with Litestream's own tables in its database (decisions §12).
+    // The server keeps answering with Litestream's own tables in its database (docs/operations.md §3.1).
     const live = new Database(dbPath, { readonly: true });
     const tables = live.query("SELECT name FROM sqlite_master WHERE name LIKE '\\_litestream%' ESCAPE '\\'").all();
     live.close();

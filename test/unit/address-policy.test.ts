@@ -1,5 +1,5 @@
 /**
- * Subscriber address policy (interface §2.3, §8; decisions §7, §12): production takes only
+ * Subscriber address policy (docs/api.md §13.1, §7, §13.3, docs/webhooks.md §2.2): production takes only
  * https URLs whose host resolves only to public addresses; sandbox also takes http and local
  * addresses. The resolver is injected, so DNS answers are the test's to choose.
  */
@@ -14,7 +14,7 @@ const PUBLIC = [
   "2606:4700::1111",
   "2a00:1450:4001:82a::200e",
   "[2606:4700::1111]",
-  // IPv6 forms that embed a public IPv4 address are judged by it (decisions §16).
+  // IPv6 forms that embed a public IPv4 address are judged by it (docs/webhooks.md §4.4).
   "::ffff:8.8.8.8",
   "64:ff9b::808:808",
   "64:ff9b::8.8.8.8",
@@ -207,7 +207,7 @@ describe("checkUrl in production", () => {
   });
 });
 
-describe("credentials in the URL are refused in every environment (decisions §16)", () => {
+describe("credentials in the URL are refused in every environment (docs/api.md §13.3)", () => {
   for (const env of ["production", "sandbox"] as const)
     for (const url of ["https://user:pass@hooks.example.com/in", "https://user@hooks.example.com/in", "https://:secret@hooks.example.com/in", "http://u:p@127.0.0.1:8080/in"])
       test(`${env}: ${url}`, async () => {
@@ -242,7 +242,7 @@ describe("checkUrl in sandbox", () => {
   });
 });
 
-describe("what a refusal says (it is the 422 message of `url`, decisions §7, §15)", () => {
+describe("what a refusal says (it is the 422 message of `url`, docs/api.md §13.3, §16)", () => {
   const cases: Array<[string, "production" | "sandbox", Record<string, string[] | Error>, boolean, string]> = [
     ["not a url", "production", {}, false, "url is not a valid URL."],
     ["http://hooks.example.com/", "production", {}, false, "url must use https."],

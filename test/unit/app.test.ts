@@ -1,6 +1,6 @@
 /**
  * createApp as a whole, driven in-process with `app.request` (no server): the OpenAPI
- * document is built once (decisions §16), and errors of every route, the web forms' too,
+ * document is built once (docs/api.md §16.1), and errors of every route, the web forms' too,
  * go through the one error handler (a browser's form post gets an HTML page even for an
  * unexpected failure, a JSON caller the envelope).
  */

@@ -1,5 +1,5 @@
 /**
- * Applying a validated create or PATCH body to a contact (decisions §5, §12): JSON Merge
+ * Applying a validated create or PATCH body to a contact (docs/api.md §11, §3): JSON Merge
  * Patch semantics (a field sent changes, `null` clears, a field left out stays; `address`
  * and `customFields` merge key by key; `tags` replaces the whole set), checks that need the
  * project's reference data (contact type, custom fields), identityType and "at least one

@@ -1,5 +1,5 @@
 /**
- * The client address the per-address limits count (decisions §16, `CRM_TRUST_PROXY`):
+ * The client address the per-address limits count (docs/operations.md §8, `CRM_TRUST_PROXY`):
  * the socket's peer unless that peer is a trusted proxy; then `X-Forwarded-For` walked
  * from the right, skipping trusted hops.
  */

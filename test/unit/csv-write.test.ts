@@ -1,5 +1,5 @@
 /**
- * The CSV writer of `crm export` (src/transfer/csv.ts, decisions §17): what it writes, the
+ * The CSV writer of `crm export` (src/transfer/csv.ts, docs/import-export.md §2): what it writes, the
  * importer's parser reads back as the same cells, whatever they hold.
  */
 import { describe, expect, test } from "bun:test";

@@ -89,7 +89,7 @@ async function drain(source: AsyncIterable<Uint8Array>) {
   return out;
 }
 
-describe("record bounds (decisions §16: at most 500 fields and 1 MiB per record)", () => {
+describe("record bounds (docs/api.md §7: at most 500 fields and 1 MiB per record)", () => {
   test("the bounds are 500 fields and 1 MiB", () => {
     expect(MAX_FIELDS).toBe(500);
     expect(MAX_RECORD_BYTES).toBe(1_048_576);

@@ -13,7 +13,7 @@ function rejects(fn: () => unknown): ApiError {
   throw new Error("expected a rejection");
 }
 
-describe("keyset cursors (decisions §5)", () => {
+describe("keyset cursors (docs/api.md §5)", () => {
   test("a cursor decodes to the position it was issued for", () => {
     const c = codec.encode(["2026-01-01T00:00:00.000Z", 42], { tag: ["a"] });
     expect(codec.decode(c, { tag: ["a"] })).toEqual(["2026-01-01T00:00:00.000Z", 42]);
@@ -41,7 +41,7 @@ describe("keyset cursors (decisions §5)", () => {
   });
 });
 
-describe("keyset cursors: what is refused, and how it is said (decisions §5, §12, §15)", () => {
+describe("keyset cursors: what is refused, and how it is said (docs/api.md §5, §16)", () => {
   test("an issued cursor with anything appended after another dot is not one the service issued", () => {
     const c = codec.encode(["2026-01-01T00:00:00.000Z", 42], {});
     expect(codec.decode(c, {})).toEqual(["2026-01-01T00:00:00.000Z", 42]);

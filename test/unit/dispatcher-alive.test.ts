@@ -1,5 +1,5 @@
 /**
- * /readyz asks the dispatcher whether it is alive (decisions §11): busy is not dead. A
+ * /readyz asks the dispatcher whether it is alive (docs/operations.md §4.1): busy is not dead. A
  * tick waiting its turn on a database held by a long write stays alive; only a tick stuck
  * for a minute, or a stopped dispatcher, is not. The minute is read from the service's
  * clock (issue 11), so the test moves that clock instead of waiting.

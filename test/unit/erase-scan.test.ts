@@ -1,5 +1,5 @@
 /**
- * Finding a contact's stored events for an erase (decisions §17, src/events/scrub.ts): the
+ * Finding a contact's stored events for an erase (docs/import-export.md §3, src/events/scrub.ts): the
  * scan reads the event log in slices, follows relabels back through previousContactId, and
  * counts an old id only for the time the contact held it.
  */
@@ -50,7 +50,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe("an erase finds the contact's events (decisions §17)", () => {
+describe("an erase finds the contact's events (docs/import-export.md §3)", () => {
   test("the id history follows a relabel back, each id for the time the contact held it", async () => {
     expect(await idHistory(db, projectId, "CR-9", 2)).toEqual([
       { contactId: "CR-9", from: at(10), until: null },

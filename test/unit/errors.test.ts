@@ -1,5 +1,5 @@
 /**
- * The error envelope (interface §7, decisions §8, §12, §15): `{ success: false, statusCode,
+ * The error envelope (docs/api.md §4, §3, §16): `{ success: false, statusCode,
  * error, code, message, fieldName? }` with `error` the HTTP reason phrase, a closed code →
  * status map, fieldName only on errors that name a field (dotted for nested fields), the zod
  * hook's mapping of a validation failure, and the one error handler of createApp: 404 and 405
@@ -37,8 +37,8 @@ const CODES: Array<[ErrorCode, number, string]> = [
   ["ERR_INTERNAL", 500, "Internal Server Error"],
 ];
 
-describe("codes, statuses and reason phrases (decisions §8)", () => {
-  test("the code set is closed: exactly the codes of decisions §8", () => {
+describe("codes, statuses and reason phrases (docs/api.md §4)", () => {
+  test("the code set is closed: exactly the codes of docs/api.md §4", () => {
     expect(Object.keys(errorStatus).sort()).toEqual(CODES.map(([code]) => code).sort());
   });
 
@@ -108,7 +108,7 @@ describe("errorResponse", () => {
   });
 });
 
-describe("validationFailure: the zod hook's 422 (decisions §8, §12, §15)", () => {
+describe("validationFailure: the zod hook's 422 (docs/api.md §4, §3, §16)", () => {
   const Body = z.strictObject({
     firstName: z.string().max(3, "must be at most 3 characters.").optional(),
     email: z.string(),
@@ -136,7 +136,7 @@ describe("validationFailure: the zod hook's 422 (decisions §8, §12, §15)", ()
     expect([e.code, e.fieldName]).toEqual(["ERR_FORM_VALIDATION", "email"]);
   });
 
-  test("a present value of the wrong type reads `<field> must be a string`, not `is required` (decisions §15)", () => {
+  test("a present value of the wrong type reads `<field> must be a string`, not `is required` (docs/api.md §16)", () => {
     expect(fail({ email: 42 }).message).toMatch(/^email must be a string\.?$/);
   });
 
@@ -145,7 +145,7 @@ describe("validationFailure: the zod hook's 422 (decisions §8, §12, §15)", ()
     expect([e.fieldName, e.message]).toEqual(["address", "address must be an object."]);
   });
 
-  test("a value outside an enum reads `<field> must be one of a, b`, never zod's raw text (decisions §15)", () => {
+  test("a value outside an enum reads `<field> must be one of a, b`, never zod's raw text (docs/api.md §16)", () => {
     const e = validationFailure(z.object({ identityType: z.enum(["personal", "business"]) }).safeParse({ identityType: "robot" }).error!);
     expect(e.message).toMatch(/^identityType must be one of personal, business\.?$/);
   });

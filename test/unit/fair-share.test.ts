@@ -1,5 +1,5 @@
 /**
- * Fair delivery slots (src/webhooks/fair-share.ts, decisions §7, §16): 4 per subscription,
+ * Fair delivery slots (src/webhooks/fair-share.ts, docs/webhooks.md §2, §4.4): 4 per subscription,
  * 32 per project, 64 in all, handed out round robin so no project starves another.
  */
 import { describe, expect, test } from "bun:test";

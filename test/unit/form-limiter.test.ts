@@ -1,5 +1,5 @@
 /**
- * The web-form limiter (decisions §9, §16): 10 a minute per address and form, 60 a minute
+ * The web-form limiter (docs/api.md §6, §7): 10 a minute per address and form, 60 a minute
  * per address, and never more than a fixed number of buckets, whatever it is sent. Time is
  * a number the test moves.
  */

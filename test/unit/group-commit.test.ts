@@ -191,7 +191,7 @@ describe("compiled statements run directly on the connection inside a batch (src
   });
 });
 
-describe("the write queue is bounded (decisions §16)", () => {
+describe("the write queue is bounded (docs/api.md §7)", () => {
   /** A request that holds the writer until the test lets it go. */
   function holdWriter(writes: GroupCommit) {
     let release!: () => void;

@@ -1,5 +1,5 @@
 /**
- * Header matching of `crm import` and the console's import (decisions §17):
+ * Header matching of `crm import` and the console's import (docs/import-export.md §1):
  * src/transfer/import-columns.ts and the row builder's contact type by name (src/transfer/import-rows.ts).
  */
 import { describe, expect, test } from "bun:test";
@@ -35,7 +35,7 @@ describe("headers are matched ignoring case, spaces, _, - and .", () => {
     ]);
   });
 
-  test("every alias of decisions §17 reaches its field, written oddly", () => {
+  test("every alias of docs/import-export.md §1 reaches its field, written oddly", () => {
     for (const [field, aliases] of Object.entries(FIELD_ALIASES)) {
       for (const alias of aliases) {
         const odd = `  ${alias.toUpperCase().replace(/ /g, "_")}.`;

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { checksum, crc32, generateApiKey, isWellFormedKey } from "../../src/auth/key-format.ts";
 
-describe("API key format (decisions §2)", () => {
+describe("API key format (docs/api.md §2)", () => {
   test("a production key is crm_live_ + 40 base62 + 6-character base62 checksum", () => {
     const key = generateApiKey("production");
     expect(key).toMatch(/^crm_live_[0-9A-Za-z]{46}$/);

@@ -1,5 +1,5 @@
 /**
- * The keyset condition of every paginated list (decisions §5, §12): rows strictly after a
+ * The keyset condition of every paginated list (docs/api.md §11, §3): rows strictly after a
  * position in a list ordered by two columns, the second unique, so pages walked one after the
  * other give every row exactly once, in order. Checked against brute force on an in-memory
  * SQLite table with many ties in the first column, for both directions, with columns given

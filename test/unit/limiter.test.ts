@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { consume, FailureWindow, TokenBucket } from "../../src/auth/limiter.ts";
 
-describe("token buckets (decisions §9)", () => {
+describe("token buckets (docs/api.md §6)", () => {
   test("a fresh 120/min bucket answers its first request with 119 remaining", () => {
     const b = new TokenBucket(120, 60_000, 0);
     const d = consume([{ name: "minute", bucket: b }], 0);
@@ -49,7 +49,7 @@ describe("token buckets (decisions §9)", () => {
   });
 });
 
-describe("failed authentications per address (decisions §12)", () => {
+describe("failed authentications per address (docs/api.md §3)", () => {
   test("30 failures a minute are allowed, the 31st is refused until the minute ends", () => {
     const w = new FailureWindow(30);
     for (let i = 0; i < 30; i++) expect(w.fail("1.2.3.4", 1000)).toBe(true);
@@ -60,7 +60,7 @@ describe("failed authentications per address (decisions §12)", () => {
   });
 });
 
-describe("FailureWindow memory (decisions §16)", () => {
+describe("FailureWindow memory (docs/api.md §7)", () => {
   test("it never remembers more addresses than its bound, however many fail", () => {
     const w = new FailureWindow(30, 60_000, 100);
     for (let i = 0; i < 1000; i++) w.fail(`2001:db8::${i.toString(16)}`, 1_000 + i);
@@ -78,7 +78,7 @@ describe("FailureWindow memory (decisions §16)", () => {
   });
 });
 
-describe("token bucket arithmetic: Retry-After and RateLimit-Reset (decisions §9)", () => {
+describe("token bucket arithmetic: Retry-After and RateLimit-Reset (docs/api.md §6)", () => {
   test("RateLimit-Reset is the seconds until the bucket is full again: 10 spent of 120/min is 5 s", () => {
     const b = new TokenBucket(120, 60_000, 0);
     for (let i = 0; i < 9; i++) b.take(0);
@@ -148,7 +148,7 @@ describe("token bucket arithmetic: Retry-After and RateLimit-Reset (decisions §
   });
 });
 
-describe("failed-authentication windows at real clock values (decisions §12)", () => {
+describe("failed-authentication windows at real clock values (docs/api.md §3)", () => {
   // Epoch milliseconds, as the server's clock gives them: a window's start is far from 0.
   const T0 = 1_767_225_600_000;
 

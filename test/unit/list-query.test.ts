@@ -1,5 +1,5 @@
 /**
- * The list drivers of GET /contacts (decisions §5) against brute force on a real database:
+ * The list drivers of GET /contacts (docs/api.md §11) against brute force on a real database:
  * a dense search prefix (walked), a rare one (sorted), a dense 1-letter word (checked on each
  * contact), several words (the rarest drives), a tag, several types, an email, and their
  * combinations give exactly the matching contacts in list order, page after page.
@@ -262,7 +262,7 @@ describe("GET /contacts by email or phone, and several types, on contacts whose 
 });
 
 /**
- * Which filter drives (decisions §5: "must stay fast at a million contacts"): the rows a page
+ * Which filter drives (docs/api.md §11: "must stay fast at a million contacts"): the rows a page
  * reads are bounded by the rarest tag or word, so these tests look at the statement that
  * walks a driver table (contact_tags or contact_search_terms under alias `t`) and at the
  * counting statements run to choose it.

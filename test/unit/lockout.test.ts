@@ -1,5 +1,5 @@
 /**
- * The sign-in tries' arithmetic (src/admin/lockout.ts; decisions §14, §25; docs/security.md
+ * The sign-in tries' arithmetic (src/admin/lockout.ts; docs/admin.md §2, docs/security.md §4; docs/security.md
  * §4) with time passed in: ten tries a window per subject, the tenth locks for 15 minutes,
  * a refused try counts nowhere, a success gives its try back, the sweep forgets only
  * subjects whose window and lock have both ended. The races themselves are proven over
@@ -33,7 +33,7 @@ const tries = async (n: number, email: string, address: (i: number) => string, n
   return results;
 };
 
-describe("sign-in tries (decisions §14)", () => {
+describe("sign-in tries (docs/admin.md §2)", () => {
   test("ten tries of one email are counted, the tenth locks it: the eleventh is refused for 15 minutes, then a new window opens", async () => {
     const counted = await tries(10, "One@Example.com", (i) => `192.0.2.${i}`, T0);
     expect(counted.every((t) => t.counted)).toBe(true);

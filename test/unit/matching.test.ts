@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { emailKey, HEAD_LENGTH, phoneKey, prefixEnd, searchTerms, searchTokens, termHead } from "../../src/contacts/matching.ts";
 
-describe("matching keys (decisions §5)", () => {
+describe("matching keys (docs/api.md §11)", () => {
   test("emails match after trimming and lower-casing", () => {
     expect(emailKey("  Ada@Example.COM ")).toBe("ada@example.com");
   });
@@ -22,7 +22,7 @@ describe("matching keys (decisions §5)", () => {
   });
 });
 
-describe("search terms (decisions §5, §12)", () => {
+describe("search terms (docs/api.md §11.6, §3)", () => {
   const terms = searchTerms({
     firstName: "Mary-Jane",
     lastName: "van Dyke",
@@ -44,7 +44,7 @@ describe("search terms (decisions §5, §12)", () => {
   });
 });
 
-describe("match keys: what does not match (decisions §5)", () => {
+describe("match keys: what does not match (docs/api.md §11)", () => {
   test("no email or phone has no key", () => {
     expect(emailKey(null)).toBeNull();
     expect(phoneKey(null, "US")).toBeNull();
@@ -72,7 +72,7 @@ describe("match keys: what does not match (decisions §5)", () => {
   });
 });
 
-describe("search terms and tokens (decisions §5, §12)", () => {
+describe("search terms and tokens (docs/api.md §11.6, §3)", () => {
   const base = { firstName: null, lastName: null, businessName: null, email: null, contactId: "CR-1" };
 
   test("a contact with only a contactId has that one term", () => {

@@ -1,6 +1,6 @@
 /**
  * The OpenAPI document passes Redocly's recommended rules and Spectral's spectral:oas with
- * no error and no warning (decisions §15); the configs are redocly.yaml and .spectral.yaml.
+ * no error and no warning (docs/api.md §16); the configs are redocly.yaml and .spectral.yaml.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";

@@ -1,5 +1,5 @@
 /**
- * GET /contacts plans on a database as users build it (issue 10; decisions §5: "must stay
+ * GET /contacts plans on a database as users build it (issue 10; docs/api.md §11: "must stay
  * fast at a million contacts"): contacts created through the service, never ANALYZEd by
  * hand. Every statement the list code runs is checked with EXPLAIN QUERY PLAN: each filter
  * is driven by its own index and nothing walks a project's contacts. Plan choice does not

@@ -1,5 +1,5 @@
 /**
- * The per-key limiter the authenticate middleware consults (decisions §9, §12), driven by an
+ * The per-key limiter the authenticate middleware consults (docs/api.md §6, §3), driven by an
  * injected clock: every request takes from the key's minute bucket, POST /contacts also from
  * its hourly create bucket; capacities follow the project's settings; a rejected request
  * consumes nothing; failed authentications are counted per client address. The headers are
@@ -107,7 +107,7 @@ describe("RateLimiter.check: the key's buckets", () => {
   });
 });
 
-describe("RateLimiter: failed authentications per client address (decisions §12)", () => {
+describe("RateLimiter: failed authentications per client address (docs/api.md §6)", () => {
   test("30 failures a minute are answered 401 (true), past that 429 (false) until the minute ends", () => {
     const c = clock();
     const limiter = new RateLimiter(c.now);
@@ -126,7 +126,7 @@ describe("RateLimiter: failed authentications per client address (decisions §12
 });
 
 describe("RateLimiter.sweep", () => {
-  /** The buckets remembered: sweep exists to bound this (decisions §16). */
+  /** The buckets remembered: sweep exists to bound this (docs/api.md §7). */
   const keys = (limiter: RateLimiter) => (limiter as unknown as { perKey: Map<string, unknown> }).perKey.size;
 
   test("buckets that are full again are dropped; a key with spent tokens keeps them", async () => {
@@ -176,7 +176,7 @@ describe("RateLimiter.sweep", () => {
   });
 });
 
-describe("rateLimitHeaders: the interface's trio and the IETF pair (decisions §9)", () => {
+describe("rateLimitHeaders: the interface's trio and the IETF pair (docs/api.md §6)", () => {
   test("the minute bucket: a 60 s window", () => {
     expect(rateLimitHeaders({ allowed: true, name: "minute", limit: 120, remaining: 119, resetSeconds: 1, retryAfterSeconds: 0 })).toEqual({
       "RateLimit-Limit": "120",

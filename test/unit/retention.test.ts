@@ -12,7 +12,7 @@ import { isoNow } from "../../src/lib/time.ts";
 const dir = mkdtempSync(join(tmpdir(), "crm-retention-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-describe("retention (decisions §7)", () => {
+describe("retention (docs/webhooks.md §2)", () => {
   test("events and attempts older than 30 days are removed, newer ones kept", async () => {
     const { db, close } = await openDatabase(join(dir, "r.db"), "NORMAL");
     const project = await createProject(db, "r", isoNow(systemClock));

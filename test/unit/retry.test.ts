@@ -1,5 +1,5 @@
 /**
- * Retry delays (decisions §1, §7, §12): ±10 % jitter per step, k schedule entries → 1 + k
+ * Retry delays (docs/operations.md §1, docs/webhooks.md §4, §2.2): ±10 % jitter per step, k schedule entries → 1 + k
  * attempts, a 429's Retry-After waits at least that long (a value beyond one hour counts as one hour).
  */
 import { describe, expect, test } from "bun:test";

@@ -1,5 +1,5 @@
 /**
- * Delivery signatures (interface §6.3; decisions §7, §12): `X-Service-Signature` is Stripe's
+ * Delivery signatures (docs/webhooks.md §3, §2.2): `X-Service-Signature` is Stripe's
  * scheme (`t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">` keyed with the whole
  * secret string, `whsec_` included); `webhook-signature` is Standard Webhooks'
  * (`v1,<base64 HMAC-SHA256 of "<id>.<t>.<body>">` keyed with the 32 bytes the secret's base64

@@ -1,5 +1,5 @@
 /**
- * Spreadsheet formulas in CSV cells (decisions §25, src/transfer/spreadsheet.ts): the
+ * Spreadsheet formulas in CSV cells (docs/security.md §8, src/transfer/spreadsheet.ts): the
  * export's leading `'` before a formula trigger, the importer's rule that takes it off, and
  * the two together through the CSV writer, the parser and the row builder.
  */
@@ -21,7 +21,7 @@ const tricky = fc.oneof(
   fc.string({ unit: "binary", maxLength: 10 }),
 );
 
-describe("neutraliseFormula: what the CSV export writes (decisions §25)", () => {
+describe("neutraliseFormula: what the CSV export writes (docs/security.md §8)", () => {
   test("the triggers are exactly =, +, -, @, tab and carriage return", () => {
     expect([...FORMULA_TRIGGERS] as string[]).toEqual(TRIGGERS);
   });
@@ -69,7 +69,7 @@ describe("neutraliseFormula: what the CSV export writes (decisions §25)", () =>
   });
 });
 
-describe("unneutraliseFormula: the importer's rule (decisions §25)", () => {
+describe("unneutraliseFormula: the importer's rule (docs/security.md §8)", () => {
   const cases: Array<[string, string, string]> = [
     ["a phone number", "'+1 415 555 0100", "+1 415 555 0100"],
     ["a negative number", "'-0.5", "-0.5"],

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { toIso } from "../../src/lib/time.ts";
 
-describe("ISO 8601 times (interface §4.2 updatedSince, §4.3 date)", () => {
+describe("ISO 8601 times (docs/api.md §11 updatedSince, docs/api.md §12.2 date)", () => {
   test.each([
     ["2026-01-02T03:04:05Z", "2026-01-02T03:04:05.000Z"],
     ["2026-01-02T03:04:05.123+02:00", "2026-01-02T01:04:05.123Z"],

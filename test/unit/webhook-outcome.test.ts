@@ -1,5 +1,5 @@
 /**
- * What an attempt's result leads to (src/webhooks/outcome.ts, decisions §7, §12): one test
+ * What an attempt's result leads to (src/webhooks/outcome.ts, docs/webhooks.md §2, docs/api.md §3): one test
  * per rule, with a fixed clock and a fixed jitter draw, no database and no receiver.
  */
 import { describe, expect, test } from "bun:test";
