@@ -57,8 +57,11 @@ describe("concurrent writes (group commit)", () => {
       ),
     );
     expect(answers.filter((a) => a.status === 201)).toHaveLength(40);
-    expect((await counter("crm_write_batch_requests_total")) - requestsBefore).toBe(60);
-    expect((await counter("crm_write_batches_total")) - batchesBefore).toBeLessThan(60);
+    // The service's own units (a key's last-used flush, an outcome) share the queue and the
+    // counter (src/storage/unit-of-work.ts), so one may land in this window too.
+    const units = (await counter("crm_write_batch_requests_total")) - requestsBefore;
+    expect(units).toBeGreaterThanOrEqual(60);
+    expect((await counter("crm_write_batches_total")) - batchesBefore).toBeLessThan(units);
   });
 
   test("the contact quota holds under concurrency: exactly quota creates succeed, the rest are 402 and use no number", async () => {
