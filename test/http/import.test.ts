@@ -166,7 +166,7 @@ describe("crm import options and refusals", () => {
     expect((await p.api("GET", "/contacts")).json.data).toEqual([]);
   });
 
-  test("a leading ' is removed only before =, +, -, @, tab or CR (what crm export adds, docs/security.md §1)", async () => {
+  test("a leading ' is removed only before =, +, -, @, tab or CR (what crm export adds, docs/security.md §8)", async () => {
     const p = await srv.newProject();
     const score = (await srv.cli(["custom-field", "create", "--project", p.id, "--title", "Score", "--type", "number", "--json"])).id;
     const total = (await srv.cli(["custom-field", "create", "--project", p.id, "--title", "=Total", "--type", "text", "--json"])).id;
