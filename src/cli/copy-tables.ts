@@ -21,6 +21,7 @@ export const COPY_ORDER = [
   "contacts",
   "contact_tags",
   "contact_search_terms",
+  "contact_unique_values",
   "interaction_logs",
   "events",
   "idempotency_records",

@@ -12,6 +12,7 @@ export interface Database {
     default_region: Generated<string>;
     last_contact_number: Generated<number>;
     contact_count: Generated<number>;
+    batch_items_per_hour: Generated<number>;
     created_at: string;
     updated_at: string;
   };
@@ -42,6 +43,7 @@ export interface Database {
     title: string;
     type: string;
     options: string | null;
+    is_unique: Generated<number>;
     created_at: string;
   };
   tags: { id: string; project_id: string; name: string; name_key: string; created_at: string };
@@ -65,9 +67,11 @@ export interface Database {
     sms_subscribed: number;
     notes: string | null;
     custom_fields: string;
+    version: Generated<number>;
     created_at: string;
     updated_at: string;
   };
+  contact_unique_values: { project_id: string; field_id: string; value: string; contact_id: number };
   contact_tags: { contact_id: number; tag_id: string; updated_at: string; contact_number: number };
   contact_search_terms: {
     project_id: string;

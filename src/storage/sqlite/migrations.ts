@@ -9,6 +9,7 @@ import m0005 from "../../../db/0005_deliveries_due_by_subscription.sql" with { t
 import m0006 from "../../../db/0006_admin_console.sql" with { type: "text" };
 import m0007 from "../../../db/0007_erasure_and_import_uploads.sql" with { type: "text" };
 import m0008 from "../../../db/0008_admin_sign_in_attempts.sql" with { type: "text" };
+import m0009 from "../../../db/0009_sync_in.sql" with { type: "text" };
 
 import type { Migration } from "../migrations.ts";
 
@@ -23,4 +24,5 @@ export const migrations: readonly Migration[] = [
   { name: "0006_admin_console", sql: m0006 },
   { name: "0007_erasure_and_import_uploads", sql: m0007 },
   { name: "0008_admin_sign_in_attempts", sql: m0008 },
+  { name: "0009_sync_in", sql: m0009 },
 ];
