@@ -9,11 +9,14 @@ export const errorStatus = {
   ERR_NOT_FOUND: 404,
   ERR_METHOD_NOT_ALLOWED: 405,
   ERR_CONFLICT: 409,
+  ERR_AMBIGUOUS_MATCH: 409,
+  ERR_PRECONDITION_FAILED: 412,
   ERR_PAYLOAD_TOO_LARGE: 413,
   ERR_UNSUPPORTED_MEDIA_TYPE: 415,
   ERR_IDEMPOTENCY_KEY_REUSED: 422,
   ERR_FORM_VALIDATION: 422,
   ERR_INVALID_JSON: 422,
+  ERR_BATCH_REJECTED: 422,
   ERR_RATE_LIMITED: 429,
   ERR_INTERNAL: 500,
 } as const;
@@ -27,6 +30,7 @@ const reasons: Record<number, string> = {
   404: "Not Found",
   405: "Method Not Allowed",
   409: "Conflict",
+  412: "Precondition Failed",
   413: "Payload Too Large",
   415: "Unsupported Media Type",
   422: "Unprocessable Entity",
@@ -45,6 +49,8 @@ export class ApiError extends Error {
     message: string,
     readonly fieldName?: string,
     readonly headers?: Record<string, string>,
+    /** Members the envelope carries beside the usual ones: `matches` (docs/api.md §18.2), `results` (§18.4). */
+    readonly details?: Pick<ErrorEnvelope, "matches" | "results">,
   ) {
     super(message);
     this.status = errorStatus[code];
@@ -64,6 +70,14 @@ export const ErrorSchema = z
     code: z.enum(Object.keys(errorStatus) as [ErrorCode, ...ErrorCode[]]),
     message: z.string(),
     fieldName: z.string().optional(),
+    matches: z
+      .array(z.string())
+      .optional()
+      .openapi({ description: "ERR_AMBIGUOUS_MATCH only: the contactIds (at most 10) that hold the matchOn value (docs/api.md §18.2)." }),
+    results: z
+      .array(z.record(z.string(), z.unknown()))
+      .optional()
+      .openapi({ description: "ERR_BATCH_REJECTED only: every item's result, as a batch's answer gives them (docs/api.md §18.4)." }),
   })
   .openapi("Error");
 
@@ -79,6 +93,7 @@ export function envelope(error: ApiError): ErrorEnvelope {
     message: error.message,
   };
   if (error.fieldName !== undefined) body.fieldName = error.fieldName;
+  if (error.details) Object.assign(body, error.details);
   return body;
 }
 
