@@ -24,7 +24,7 @@ const REASONS: Record<number, string> = {
 };
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
-const CONTACT_KEYS = ["contactId", "identityType", "source", "firstName", "lastName", "email", "phone", "businessName", "website", "address", "contactType", "tags", "subscribed", "smsSubscribed", "notes", "customFields", "createdAt", "updatedAt"];
+const CONTACT_KEYS = ["contactId", "version", "identityType", "source", "firstName", "lastName", "email", "phone", "businessName", "website", "address", "contactType", "tags", "subscribed", "smsSubscribed", "notes", "customFields", "createdAt", "updatedAt"];
 const ADDRESS_KEYS = ["line1", "line2", "city", "state", "zip", "country"];
 
 const isObj = (v: unknown): v is Record<string, any> => typeof v === "object" && v !== null && !Array.isArray(v);

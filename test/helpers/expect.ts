@@ -8,6 +8,7 @@ export const REASONS: Record<number, string> = {
   404: "Not Found",
   405: "Method Not Allowed",
   409: "Conflict",
+  412: "Precondition Failed",
   413: "Payload Too Large",
   415: "Unsupported Media Type",
   422: "Unprocessable Entity",
@@ -22,11 +23,14 @@ export const CODE_STATUS: Record<string, number> = {
   ERR_NOT_FOUND: 404,
   ERR_METHOD_NOT_ALLOWED: 405,
   ERR_CONFLICT: 409,
+  ERR_AMBIGUOUS_MATCH: 409,
+  ERR_PRECONDITION_FAILED: 412,
   ERR_PAYLOAD_TOO_LARGE: 413,
   ERR_UNSUPPORTED_MEDIA_TYPE: 415,
   ERR_IDEMPOTENCY_KEY_REUSED: 422,
   ERR_FORM_VALIDATION: 422,
   ERR_INVALID_JSON: 422,
+  ERR_BATCH_REJECTED: 422,
   ERR_RATE_LIMITED: 429,
   ERR_INTERNAL: 500,
 };
@@ -53,6 +57,9 @@ export function expectError(
   expect(typeof body.message).toBe("string");
   expect(body.message.length).toBeGreaterThan(0);
   const allowed = ["success", "statusCode", "error", "code", "message", "fieldName"];
+  // docs/api.md §18.2, §18.4: the two codes whose envelope carries more.
+  if (code === "ERR_AMBIGUOUS_MATCH") allowed.push("matches");
+  if (code === "ERR_BATCH_REJECTED") allowed.push("results");
   for (const k of Object.keys(body)) expect(allowed, `unexpected envelope key ${k}`).toContain(k);
   if (fieldName instanceof RegExp) {
     expect(typeof body.fieldName, summary).toBe("string");
@@ -74,6 +81,7 @@ export const ISO_RE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:
 
 export const CONTACT_KEYS = [
   "contactId",
+  "version",
   "identityType",
   "source",
   "firstName",

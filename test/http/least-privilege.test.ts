@@ -10,7 +10,7 @@ import { expectError, expectStatus, ISO_RE } from "../helpers/expect.ts";
 import { startReceiver, type Receiver } from "../helpers/receiver.ts";
 import { startServer, type Api, type ServerHandle } from "../helpers/server.ts";
 
-const CONTACT_RECEIPT = ["contactId", "createdAt", "updatedAt"];
+const CONTACT_RECEIPT = ["contactId", "createdAt", "updatedAt", "version"];
 const LOG_RECEIPT = ["contactId", "createdAt", "id"];
 const LOG_KEYS = ["contactId", "createdAt", "date", "fields", "id", "interactionType", "note", "uniqueIdentifier"];
 
