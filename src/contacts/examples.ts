@@ -1,6 +1,7 @@
 /** Examples of the OpenAPI document (docs/api.md §16.1): a contact as the API answers it. */
 export const contactExample = {
   contactId: "CR-1",
+  version: 1,
   identityType: "personal",
   source: "api",
   firstName: "Ada",

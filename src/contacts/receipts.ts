@@ -12,9 +12,9 @@ import type { Contact, ContactReceipt } from "./schemas.ts";
  */
 export const readsContacts = (caller: Pick<Caller, "scopes">) => caller.scopes.includes("contacts:read");
 
-/** A contact write's receipt: its id and times. docs/api.md §18.1's `version` joins it here (and in ContactReceiptSchema). */
+/** A contact write's receipt: its id, version (docs/api.md §18.1) and times. */
 export function contactReceipt(contact: Contact): ContactReceipt {
-  return { contactId: contact.contactId, createdAt: contact.createdAt, updatedAt: contact.updatedAt };
+  return { contactId: contact.contactId, version: contact.version, createdAt: contact.createdAt, updatedAt: contact.updatedAt };
 }
 
 /**

@@ -140,8 +140,19 @@ export async function insertContactRow(db: Db, row: NewContactRow): Promise<numb
   return inserted!.id;
 }
 
-export async function updateContactRow(db: Db, id: number, row: Partial<NewContactRow>): Promise<void> {
-  await db.updateTable("contacts").set(row).where("id", "=", id).execute();
+/**
+ * Writes a changed contact and takes its version from `version` to the next
+ * (docs/api.md §18.1); false when the stored row is no longer at `version` (a concurrent
+ * change committed first), and nothing was written.
+ */
+export async function updateContactRow(db: Db, id: number, row: Partial<NewContactRow>, version: number): Promise<boolean> {
+  const result = await db
+    .updateTable("contacts")
+    .set({ ...row, version: version + 1 })
+    .where("id", "=", id)
+    .where("version", "=", version)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
 }
 
 /** A number held by a contact, or once held by an erased one (docs/import-export.md §3: never given again). */
@@ -227,4 +238,23 @@ export async function moveContactCounterPast(db: Db, projectId: string, n: numbe
 export async function projectRegion(db: Db, projectId: string): Promise<string> {
   const row = await db.selectFrom("projects").select("default_region").where("id", "=", projectId).executeTakeFirstOrThrow();
   return row.default_region;
+}
+
+/** Numbers of the contacts whose email or phone match key is `value`, lowest first, at most `limit`. */
+export async function contactNumbersByMatchKey(db: Db, projectId: string, column: "email_key" | "phone_key", value: string, limit: number) {
+  const rows = await db
+    .selectFrom("contacts")
+    .select("contact_number")
+    .where("project_id", "=", projectId)
+    .where(column, "=", value)
+    .orderBy("contact_number")
+    .limit(limit)
+    .execute();
+  return rows.map((r) => Number(r.contact_number));
+}
+
+export async function contactNumbersOf(db: Db, ids: number[]): Promise<number[]> {
+  if (ids.length === 0) return [];
+  const rows = await db.selectFrom("contacts").select("contact_number").where("id", "in", ids).orderBy("contact_number").execute();
+  return rows.map((r) => Number(r.contact_number));
 }

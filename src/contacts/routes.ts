@@ -12,9 +12,12 @@ import {
   CreateContactBody,
   ListContactsQuery,
   PatchContactBody,
+  UpsertContactQuery,
 } from "./schemas.ts";
+import { etagOf, ifMatchOf } from "./preconditions.ts";
 import { contactForCaller } from "./receipts.ts";
 import { createContact, getContactWithSignal, patchContact, requireContactNumber } from "./service.ts";
+import { upsertContact } from "./upsert.ts";
 
 /**
  * Contacts (docs/api.md §11). Handlers stay thin: validate, call the service, answer; a
@@ -25,7 +28,14 @@ export const contactRoutes = new OpenAPIHono<AppEnv>();
 const tags = ["Contacts"];
 
 /** Said on every contact write's success answer: when the receipt comes instead of the contact. */
-const RECEIPT_NOTE = "To a key without contacts:read, only the contact's receipt (ContactReceipt: contactId, createdAt, updatedAt).";
+const RECEIPT_NOTE = "To a key without contacts:read, only the contact's receipt (ContactReceipt: contactId, version, createdAt, updatedAt).";
+
+/** The ETag header of an answer that carries one contact (docs/api.md §18.1). */
+const ETAG = { ETag: { description: 'The contact\'s version as an entity tag: "<version>".', schema: { type: "string" as const, example: '"3"' } } };
+const UPSERT_RESULT = {
+  "Upsert-Result": { description: "What the upsert did.", schema: { type: "string" as const, enum: ["created", "updated", "unchanged"] } },
+};
+const IF_MATCH_NOTE = 'If-Match: "<version>" (or *) makes the write conditional: 412 ERR_PRECONDITION_FAILED when the contact has changed since (docs/api.md §18.1).';
 
 contactRoutes.openapi(
   createRoute({
@@ -83,11 +93,13 @@ contactRoutes.openapi(
     security,
     middleware: reading("contacts:read"),
     request: { params: ContactIdParam },
-    responses: { 200: json(ContactWithSignal, "The contact."), ...commonErrors, 404: errors[404] },
+    responses: { 200: { ...json(ContactWithSignal, "The contact."), headers: ETAG }, ...commonErrors, 404: errors[404] },
   }),
   async (c) => {
     const n = requireContactNumber(c.req.valid("param").contactId);
-    return c.json(await getContactWithSignal(c.get("db"), c.get("caller").projectId, n), 200);
+    const contact = await getContactWithSignal(c.get("db"), c.get("caller").projectId, n);
+    c.header("ETag", etagOf(contact.version));
+    return c.json(contact, 200);
   },
 );
 
@@ -97,16 +109,65 @@ contactRoutes.openapi(
     path: "/contacts/{contactId}",
     operationId: "updateContact",
     summary: "Merge-patch a contact",
-    description: "Fields sent change; null clears; address and customFields merge; tags replace. A contactId relabels.",
+    description: `Fields sent change; null clears; address and customFields merge; tags replace. A contactId relabels. ${IF_MATCH_NOTE}`,
     tags,
     security,
     middleware: writing("contacts:write"),
     request: { params: ContactIdParam, body: jsonRequest(PatchContactBody) },
-    responses: { 200: json(ContactWriteAnswer, `The contact after the change. ${RECEIPT_NOTE}`), ...commonErrors, 404: errors[404], 409: errors[409] },
+    responses: {
+      200: { ...json(ContactWriteAnswer, `The contact after the change. ${RECEIPT_NOTE}`), headers: ETAG },
+      ...commonErrors,
+      404: errors[404],
+      409: errors[409],
+      412: errors[412],
+    },
   }),
   async (c) => {
     const n = requireContactNumber(c.req.valid("param").contactId);
-    const { contact } = await patchContact(c.get("db"), c.get("caller").projectId, n, c.req.valid("json"), isoNow(c.get("deps").clock));
+    const now = isoNow(c.get("deps").clock);
+    const { contact } = await patchContact(c.get("db"), c.get("caller").projectId, n, c.req.valid("json"), now, ifMatchOf(c));
+    c.header("ETag", etagOf(contact.version));
     return c.json(contactForCaller(c.get("caller"), contact), 200);
+  },
+);
+
+contactRoutes.openapi(
+  createRoute({
+    method: "put",
+    path: "/contacts",
+    operationId: "upsertContact",
+    summary: "Create or update the contact that holds a value (upsert)",
+    description:
+      "Finds the contact by the body's matchOn value (email and phone normalised, a unique custom field's trimmed text). None: created " +
+      "as by POST (201). One: updated as by PATCH (200), with update=merge|fill and tags=replace|add. Several: 409 ERR_AMBIGUOUS_MATCH " +
+      `listing them in matches. Upsert-Result says which. Race-safe across nodes. Accepts an Idempotency-Key. ${IF_MATCH_NOTE}`,
+    tags,
+    security,
+    middleware: writing("contacts:write"),
+    request: { query: UpsertContactQuery, body: jsonRequest(CreateContactBody) },
+    responses: {
+      200: { ...json(ContactWriteAnswer, `The contact, updated or unchanged. ${RECEIPT_NOTE}`), headers: { ...ETAG, ...UPSERT_RESULT } },
+      201: {
+        ...created(ContactWriteAnswer, `The created contact. ${RECEIPT_NOTE}`),
+        headers: { Location: { $ref: "#/components/headers/Location" }, ...ETAG, ...UPSERT_RESULT },
+      },
+      ...commonErrors,
+      402: errors[402],
+      409: errors[409],
+      412: errors[412],
+      413: errors[413],
+      415: errors[415],
+    },
+  }),
+  async (c) => {
+    const { contact, result } = await upsertContact(c.get("db"), c.get("caller").projectId, c.req.valid("json"), {
+      ...c.req.valid("query"),
+      now: isoNow(c.get("deps").clock),
+      ifMatch: ifMatchOf(c),
+    });
+    c.header("Upsert-Result", result);
+    c.header("ETag", etagOf(contact.version));
+    if (result === "created") c.header("Location", `/v1/contacts/${contact.contactId}`);
+    return c.json(contactForCaller(c.get("caller"), contact), result === "created" ? 201 : 200);
   },
 );

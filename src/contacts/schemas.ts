@@ -73,6 +73,7 @@ export const AddressSchema = z.object(Object.fromEntries(ADDRESS_KEYS.map((k) =>
 export const ContactSchema = z
   .object({
     contactId: z.string().openapi({ example: "CR-1" }),
+    version: z.number().int().min(1).openapi({ description: "1 at creation, +1 on every change; the ETag is its quoted value (docs/api.md §18.1).", example: 1 }),
     identityType: z.enum(["personal", "business"]),
     source: z.string().nullable(),
     firstName: z.string().nullable(),
@@ -98,18 +99,18 @@ export type Contact = z.infer<typeof ContactSchema>;
 /**
  * What a write answers a key without `contacts:read` (docs/security.md §3):
  * the contact's id and times, nothing the key could not read. Strict, so a whole contact
- * never matches it and the answer's `oneOf` has exactly one match. docs/api.md §18.1's
- * `version` joins it (and contactReceipt, src/contacts/receipts.ts) when it exists.
+ * never matches it and the answer's `oneOf` has exactly one match.
  */
 export const ContactReceiptSchema = z
   .strictObject({
     contactId: z.string().openapi({ example: "CR-1" }),
+    version: z.number().int().min(1),
     createdAt: timestampSchema,
     updatedAt: timestampSchema,
   })
   .openapi("ContactReceipt", {
-    description: "A contact write's answer to a key without contacts:read: the contact's id and times only.",
-    example: { contactId: contactExample.contactId, createdAt: contactExample.createdAt, updatedAt: contactExample.updatedAt },
+    description: "A contact write's answer to a key without contacts:read: the contact's id, version and times only.",
+    example: { contactId: contactExample.contactId, version: contactExample.version, createdAt: contactExample.createdAt, updatedAt: contactExample.updatedAt },
   });
 
 export type ContactReceipt = z.infer<typeof ContactReceiptSchema>;
@@ -143,6 +144,23 @@ export const ListContactsQuery = z.object({
 export type ListContactsFilters = z.infer<typeof ListContactsQuery>;
 
 export const ContactList = listEnvelope(ContactSchema, "ContactList");
+
+/** PUT /contacts's query (docs/api.md §18.2); a batch upsert takes the same three in its body. */
+export const matchOnSchema = z
+  .string()
+  .regex(/^(email|phone|customFields\..+)$/, "must be email, phone or customFields.<id or title> of a unique custom field.")
+  .openapi({ description: "email, phone, or customFields.<id or title> of a unique custom field.", example: "email" });
+export const updateModeSchema = z
+  .enum(["merge", "fill"])
+  .default("merge")
+  .openapi({ description: "merge: as PATCH (default); fill: write only fields empty on the stored contact." });
+export const tagsModeSchema = z
+  .enum(["replace", "add"])
+  .default("replace")
+  .openapi({ description: "replace: the body's tags replace the contact's (default); add: they join them." });
+
+export const UpsertContactQuery = z.object({ matchOn: matchOnSchema, update: updateModeSchema, tags: tagsModeSchema });
+export type UpsertOptions = z.infer<typeof UpsertContactQuery>;
 
 export const ContactIdParam = z.object({
   contactId: z.string().openapi({ param: { name: "contactId", in: "path" }, example: "CR-1" }),

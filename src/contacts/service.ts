@@ -1,4 +1,4 @@
-import { isUniqueViolation, jsonColumn } from "../storage/query.ts";
+import { isUniqueViolation, jsonColumn, lockUntilCommit } from "../storage/query.ts";
 import type { Db, NewContactRow } from "../storage/schema.ts";
 import { ApiError, notFound } from "../errors.ts";
 import { recordEvent } from "../events/record.ts";
@@ -8,7 +8,9 @@ import { emailKey, phoneKey, searchTerms } from "./matching.ts";
 import * as repo from "./repository.ts";
 import type { ContactView, TagsColumn } from "./repository.ts";
 import type { Contact, ContactInput } from "./schemas.ts";
+import { checkPrecondition, type Precondition } from "./preconditions.ts";
 import { blankState, changedFields, stateFromRow, type ContactState } from "./state.ts";
+import { claimUniqueValues, releaseUniqueValues, uniqueFieldsOf, uniqueValuesOf } from "./unique-values.ts";
 
 type Category = NonNullable<Contact["contactType"]>["category"];
 
@@ -26,6 +28,9 @@ export function requireContactNumber(contactId: string): number {
   if (n === null) throw notFound("Contact");
   return n;
 }
+
+/** The lock a contact's writers take (patchContact): by its number, as requests address it. */
+export const contactLock = (projectId: string, contactNumber: number) => `contact:${projectId}:${contactNumber}`;
 
 /** A new contact's number until the counter gives it one (no contactId parses to it). */
 const UNNUMBERED = -1;
@@ -46,6 +51,8 @@ export async function createContact(
   const now = options.now;
   const state = await applyContactInput(db, projectId, blank, input, now);
   if (state.contactNumber !== UNNUMBERED) throw new ApiError("ERR_FORM_VALIDATION", "contactId is set by the service.", "contactId");
+  const uniqueFields = Object.keys(state.customFields).length > 0 ? await uniqueFieldsOf(db, projectId) : [];
+  const uniqueValues = uniqueValuesOf(uniqueFields, state.customFields);
   // The number and the quota last, once the input is known good: on PostgreSQL the
   // project's row stays locked from here to the commit, and creates in one project take
   // turns on it (docs/scaling.md §6: exact numbers and quota across nodes), so it is held for
@@ -59,15 +66,25 @@ export async function createContact(
   const keys = { id, updatedAt: now, contactNumber: state.contactNumber };
   await repo.insertContactTags(db, keys, state.tagIds);
   await repo.insertSearchTerms(db, projectId, keys, termsOf(state));
+  await claimUniqueValues(db, projectId, id, uniqueValues, uniqueFields);
   const contact = await loadContact(db, projectId, state.contactNumber);
   if (options.emitEvent !== false) await recordEvent(db, projectId, "contact.created", { contact }, now);
   return contact;
 }
 
-/** Merge-patches a contact (docs/api.md §11) at `now` (as createContact); a PATCH that changes nothing writes nothing. */
-export async function patchContact(db: Db, projectId: string, contactNumber: number, input: ContactInput, now: string) {
+/**
+ * Merge-patches a contact (docs/api.md §11) at `now` (as createContact); a PATCH that
+ * changes nothing writes nothing and keeps its version. With `ifMatch` (docs/api.md §18.1)
+ * the stored version must match, checked again by the update itself, so a concurrent
+ * change in between (another node) is a 412 too.
+ */
+export async function patchContact(db: Db, projectId: string, contactNumber: number, input: ContactInput, now: string, ifMatch?: Precondition) {
+  // Writes of one contact take turns across nodes, so the read below is the state the
+  // update replaces (a no-op on SQLite, whose writer is one).
+  await lockUntilCommit(db, contactLock(projectId, contactNumber));
   const row = await repo.findContactRow(db, projectId, contactNumber);
   if (!row) throw notFound("Contact");
+  checkPrecondition(ifMatch, row.version);
   const before = stateFromRow(row, jsonColumn(row.tags).map((t) => t.id));
   const after = await applyContactInput(db, projectId, before, input, now);
   const changed = changedFields(before, after);
@@ -79,12 +96,23 @@ export async function patchContact(db: Db, projectId: string, contactNumber: num
     }
     await repo.moveContactCounterPast(db, projectId, after.contactNumber);
   }
+  const uniqueFields = changed.includes("customFields") ? await uniqueFieldsOf(db, projectId) : [];
+  const uniqueValues = uniqueValuesOf(uniqueFields, after.customFields);
   const region = await repo.projectRegion(db, projectId);
-  await repo.updateContactRow(db, row.id, { ...toRow(after, projectId, region), updated_at: now }).catch((error) => {
-    // The number was free when checked, and a concurrent create or PATCH (another node) took it since.
-    if (isUniqueViolation(error)) throw new ApiError("ERR_CONFLICT", `contactId ${formatContactId(after.contactNumber)} is already in use.`, "contactId");
-    throw error;
-  });
+  const updated = await repo
+    .updateContactRow(db, row.id, { ...toRow(after, projectId, region), updated_at: now }, row.version)
+    .catch((error) => {
+      // The number was free when checked, and a concurrent create or PATCH (another node) took it since.
+      if (isUniqueViolation(error)) throw new ApiError("ERR_CONFLICT", `contactId ${formatContactId(after.contactNumber)} is already in use.`, "contactId");
+      throw error;
+    });
+  // Another transaction changed the contact after it was read (PostgreSQL, READ COMMITTED).
+  if (!updated && ifMatch) checkPrecondition(ifMatch, row.version + 1);
+  if (!updated) throw new ApiError("ERR_CONFLICT", "The contact changed while this request was applied; send it again.");
+  if (uniqueFields.length > 0) {
+    await releaseUniqueValues(db, row.id);
+    await claimUniqueValues(db, projectId, row.id, uniqueValues, uniqueFields);
+  }
   const keys = { id: row.id, updatedAt: now, contactNumber: after.contactNumber };
   if (changed.includes("tags")) await repo.replaceContactTags(db, keys, after.tagIds);
   if (changed.some((f) => ["firstName", "lastName", "businessName", "email", "contactId"].includes(f))) {
@@ -132,6 +160,7 @@ function mapContact(row: ContactView, tags: Array<{ id: string; name: string }>)
   const s = stateFromRow(row, []);
   return {
     contactId: formatContactId(row.contact_number),
+    version: row.version,
     identityType: s.identityType,
     source: s.source,
     firstName: s.firstName,

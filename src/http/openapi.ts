@@ -19,7 +19,8 @@ export const commonErrors = {
 export const errors = {
   402: errorContent("Contact quota exhausted."),
   404: errorContent("Not found in this project."),
-  409: errorContent("Uniqueness conflict, or the Idempotency-Key is in flight."),
+  409: errorContent("Uniqueness conflict, an ambiguous upsert match (ERR_AMBIGUOUS_MATCH), or the Idempotency-Key is in flight."),
+  412: errorContent("If-Match named a version the contact no longer has (ERR_PRECONDITION_FAILED); nothing was written."),
   413: errorContent("Body over 1 MiB."),
   415: errorContent("Body is not application/json."),
 } as const;

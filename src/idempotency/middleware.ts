@@ -20,13 +20,13 @@ export type Runner = (
 ) => Promise<StoredAnswer | null | void>;
 
 /** Answer headers worth replaying besides the body. */
-const REPLAYED_HEADERS = ["content-type", "location"];
+const REPLAYED_HEADERS = ["content-type", "location", "etag", "upsert-result"];
 
 /** Idempotency-Key values that are being answered right now, per owner (docs/api.md §8: 409). */
 const inFlight = new Set<string>();
 
 /**
- * Idempotency-Key on a POST (docs/api.md §8): the answer is stored in the request's own unit
+ * Idempotency-Key on a POST or PUT (docs/api.md §8): the answer is stored in the request's own unit
  * of work, so it commits with the request's writes or not at all, and a repeat within 24 h
  * is answered from it (Idempotent-Replayed: true). The same key with another request is
  * refused (422), one still being answered is 409 with Retry-After. `ownerOf` says whose
@@ -35,7 +35,8 @@ const inFlight = new Set<string>();
  */
 export function idempotencyKey(run: Runner, ownerOf: (c: Context<AppEnv>) => string): MiddlewareHandler<AppEnv> {
   return async function idempotencyKey(c, next) {
-    const idempotencyKey = c.req.method === "POST" ? c.req.header("idempotency-key") : undefined;
+    // POST and PUT (docs/api.md §18.2): the writes that are not idempotent by themselves.
+    const idempotencyKey = c.req.method === "POST" || c.req.method === "PUT" ? c.req.header("idempotency-key") : undefined;
     if (idempotencyKey === undefined) return void (await run(c, next));
     if (!/^[\x20-\x7e]{1,255}$/.test(idempotencyKey)) {
       throw new ApiError("ERR_FORM_VALIDATION", "Idempotency-Key must be 1–255 printable characters.", "Idempotency-Key");
@@ -52,7 +53,8 @@ export function idempotencyKey(run: Runner, ownerOf: (c: Context<AppEnv>) => str
     try {
       const request = {
         method: c.req.method,
-        path: c.req.path,
+        // The query too: a PUT's matchOn, update and tags are part of the request.
+        path: c.req.path + new URL(c.req.url).search,
         // Routes that take no body (test ping, rotate-secret) still fingerprint what was sent:
         // the same key with another body is refused everywhere (docs/api.md §11).
         bodyHash: createHash("sha256").update(c.get("rawBody") ?? (await c.req.text())).digest("hex"),

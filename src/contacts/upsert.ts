@@ -1,0 +1,91 @@
+import { ApiError, validationError } from "../errors.ts";
+import { lockUntilCommit } from "../storage/query.ts";
+import type { Db } from "../storage/schema.ts";
+import { emailKey, phoneKey } from "./matching.ts";
+import { checkPrecondition, type Precondition } from "./preconditions.ts";
+import * as repo from "./repository.ts";
+import type { ContactInput, UpsertOptions } from "./schemas.ts";
+import { createContact, formatContactId, patchContact } from "./service.ts";
+import { fillOnly } from "./upsert-fill.ts";
+import { contactsHoldingUniqueValue, uniqueFieldsOf, uniqueKey } from "./unique-values.ts";
+
+export type UpsertResult = "created" | "updated" | "unchanged";
+
+/** At most this many contactIds are listed by ERR_AMBIGUOUS_MATCH (docs/api.md §18.2). */
+const MAX_LISTED_MATCHES = 10;
+
+/**
+ * Creates or updates the one contact that holds the body's `matchOn` value
+ * (docs/api.md §18.2). Concurrent upserts of one value take turns on a lock named by the
+ * project and the normalised value, taken before the lookup: on PostgreSQL a transaction-
+ * scoped advisory lock shared by every node; on SQLite the single writer already orders
+ * them. The later one then finds the contact the first created.
+ *
+ * `beforeCreate` runs once a create is decided and before it is written: the creates-per-
+ * hour token (docs/api.md §6) is taken only by an upsert that creates.
+ */
+export async function upsertContact(
+  db: Db,
+  projectId: string,
+  input: ContactInput,
+  options: UpsertOptions & { now: string; ifMatch?: Precondition; source?: string; beforeCreate?: () => Promise<void> },
+): Promise<{ contact: Awaited<ReturnType<typeof createContact>>; result: UpsertResult }> {
+  const key = await matchKey(db, projectId, options.matchOn, input);
+  await lockUntilCommit(db, `upsert:${projectId}:${key.name}:${key.value}`);
+  const numbers = await matchingContacts(db, projectId, key);
+  if (numbers.length > 1) {
+    throw new ApiError(
+      "ERR_AMBIGUOUS_MATCH",
+      `${numbers.length > MAX_LISTED_MATCHES ? "More than 10" : numbers.length} contacts hold this ${options.matchOn} value; update one of them by its contactId.`,
+      "matchOn",
+      undefined,
+      { matches: numbers.slice(0, MAX_LISTED_MATCHES).map(formatContactId) },
+    );
+  }
+  if (numbers.length === 0) {
+    checkPrecondition(options.ifMatch, undefined);
+    await options.beforeCreate?.();
+    const contact = await createContact(db, projectId, input, { now: options.now, source: options.source });
+    return { contact, result: "created" };
+  }
+  const n = numbers[0]!;
+  const patch = options.update === "fill" || options.tags === "add" ? await fillOnly(db, projectId, n, input, options) : input;
+  const { contact, changed } = await patchContact(db, projectId, n, patch, options.now, options.ifMatch);
+  return { contact, result: changed.length > 0 ? "updated" : "unchanged" };
+}
+
+type MatchKey = { name: "email" | "phone"; value: string } | { name: "customField"; fieldId: string; value: string };
+
+/** The normalised value of `matchOn` in the body (docs/api.md §11.7 for email and phone); 422 when it is missing. */
+async function matchKey(db: Db, projectId: string, matchOn: string, input: ContactInput): Promise<MatchKey> {
+  if (matchOn === "email") {
+    const value = input.email ? emailKey(input.email) : null;
+    if (!value) throw validationError("email", "email is required: it is the matchOn value.");
+    return { name: "email", value };
+  }
+  if (matchOn === "phone") {
+    const value = input.phone ? phoneKey(input.phone, await repo.projectRegion(db, projectId)) : null;
+    if (!value) throw validationError("phone", "phone is required: it is the matchOn value.");
+    return { name: "phone", value };
+  }
+  const ref = matchOn.slice("customFields.".length);
+  const field = (await uniqueFieldsOf(db, projectId)).find((f) => f.id === ref || f.title === ref);
+  if (!matchOn.startsWith("customFields.") || !field) {
+    throw validationError(
+      "matchOn",
+      `matchOn must be email, phone or customFields.<id or title> of a unique custom field; ${matchOn} is not one.`,
+    );
+  }
+  const sent = input.customFields ? (input.customFields[field.id] ?? input.customFields[field.title]) : undefined;
+  const value = uniqueKey(sent);
+  if (value === null) throw validationError(`customFields.${field.id}`, `customFields.${field.id} (${field.title}) is required: it is the matchOn value.`);
+  return { name: "customField", fieldId: field.id, value };
+}
+
+async function matchingContacts(db: Db, projectId: string, key: MatchKey): Promise<number[]> {
+  if (key.name === "customField") {
+    const ids = await contactsHoldingUniqueValue(db, projectId, key.fieldId, key.value);
+    return repo.contactNumbersOf(db, ids);
+  }
+  return repo.contactNumbersByMatchKey(db, projectId, key.name === "email" ? "email_key" : "phone_key", key.value, MAX_LISTED_MATCHES + 1);
+}
