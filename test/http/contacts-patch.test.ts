@@ -45,9 +45,10 @@ describe("PATCH /contacts/{contactId}", () => {
     const c = await make({ lastName: "Keep", email: "keep@example.com", phone: "+14155550101", notes: "n" });
     const res = await patch(c.contactId, { phone: "+14155550102" });
     expectStatus(res, 200);
-    const { phone, updatedAt, ...rest } = res.json;
-    const { phone: _p, updatedAt: _u, ...before } = c;
+    const { phone, updatedAt, version, ...rest } = res.json;
+    const { phone: _p, updatedAt: _u, version: _v, ...before } = c;
     expect(phone).toBe("+14155550102");
+    expect(version).toBe(c.version + 1);
     expect(rest).toEqual(before);
   });
 
@@ -267,8 +268,8 @@ describe("relabel via PATCH contactId", () => {
     const res = await p.api("PATCH", `/contacts/${c.contactId}`, { body: { contactId: "CR-8000" } });
     expectStatus(res, 200);
     expect(res.json.contactId).toBe("CR-8000");
-    const { contactId, updatedAt, ...rest } = res.json;
-    const { contactId: _c, updatedAt: _u, ...before } = c;
+    const { contactId, updatedAt, version, ...rest } = res.json;
+    const { contactId: _c, updatedAt: _u, version: _v, ...before } = c;
     expect(rest).toEqual(before);
   });
 });

@@ -71,14 +71,14 @@ describe("contact writes by a key with contacts:write and without contacts:read"
     expect(keysOf(res.json)).toEqual(CONTACT_RECEIPT);
     const got = (await srv.api("GET", `/contacts/${contact.contactId}`)).json;
     expect(got.notes).toBe("changed by a write-only key");
-    expect(res.json).toEqual({ contactId: contact.contactId, createdAt: got.createdAt, updatedAt: got.updatedAt });
+    expect(res.json).toEqual({ contactId: contact.contactId, version: got.version, createdAt: got.createdAt, updatedAt: got.updatedAt });
   });
 
   test("PATCH {} of an existing contact answers exactly contactId, createdAt, updatedAt (no name, no email); a missing contact is still 404", async () => {
     const contact = await existingContact();
     const res = await writeOnly("PATCH", `/contacts/${contact.contactId}`, { body: {} });
     expectStatus(res, 200);
-    expect(res.json).toEqual({ contactId: contact.contactId, createdAt: contact.createdAt, updatedAt: contact.updatedAt });
+    expect(res.json).toEqual({ contactId: contact.contactId, version: contact.version, createdAt: contact.createdAt, updatedAt: contact.updatedAt });
     expect(res.text).not.toContain(contact.email);
     expect(res.text).not.toContain("Stored");
     expectError(await writeOnly("PATCH", "/contacts/CR-999999999", { body: {} }), "ERR_NOT_FOUND");
@@ -102,7 +102,7 @@ describe("contact writes by a key with contacts:write and without contacts:read"
     expectStatus(patched, 200);
     expect(patched.json).toMatchObject({ contactId: created.json.contactId, firstName: "Whole", lastName: "Answer" });
     const same = await writeOnly("PATCH", `/contacts/${created.json.contactId}`, { body: {} });
-    expect(same.json).toEqual({ contactId: created.json.contactId, createdAt: patched.json.createdAt, updatedAt: patched.json.updatedAt });
+    expect(same.json).toEqual({ contactId: created.json.contactId, version: patched.json.version, createdAt: patched.json.createdAt, updatedAt: patched.json.updatedAt });
   });
 
   test("an Idempotency-Key replay of a write-only key's POST answers the same receipt with Idempotent-Replayed: true", async () => {
