@@ -75,8 +75,9 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), "crm-sync-guide-"));
   const bin = join(dir, "bin");
   mkdirSync(bin);
-  // `crm` as the guide writes it: the server's CLI, on the server's database.
-  writeFileSync(join(bin, "crm"), `#!/bin/sh\nexec "${BUN}" "${REPO_ROOT}/src/main.ts" "$@"\n`);
+  // `crm` as the guide writes it: the server's CLI, on the server's database (run from the
+  // checkout, whose bunfig and tsconfig it needs; the guide's `crm` commands take no file).
+  writeFileSync(join(bin, "crm"), `#!/bin/sh\ncd "${REPO_ROOT}" && exec "${BUN}" src/main.ts "$@"\n`);
   chmodSync(join(bin, "crm"), 0o755);
   for (const block of blocks) writeFileSync(join(dir, block.name), block.code);
   env = {
