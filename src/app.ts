@@ -4,6 +4,7 @@ import { HTTPException } from "hono/http-exception";
 import { adminApp, adminErrorPages } from "./admin/app.tsx";
 import { consoleHosts } from "./admin/hosts.ts";
 import { authenticate } from "./auth/middleware.ts";
+import { contactBatchRoutes } from "./contacts/batch-routes.ts";
 import { contactRoutes } from "./contacts/routes.ts";
 import { isConnectionError } from "./storage/query.ts";
 import { WriteQueueFull } from "./storage/unit-of-work.ts";
@@ -11,7 +12,8 @@ import { docsPages } from "./docs/routes.ts";
 import { ApiError, errorResponse } from "./errors.ts";
 import type { AppDeps, AppEnv } from "./http/env.ts";
 import { openApiDocument } from "./http/document.ts";
-import { commonErrors, json, security } from "./http/openapi.ts";
+import { commonErrors, json, reading, security } from "./http/openapi.ts";
+import { describeQueries } from "./http/strict-query.ts";
 import { requestContext } from "./http/request-context.ts";
 import { validationFailure } from "./http/validation.ts";
 import { interactionRoutes } from "./interactions/routes.ts";
@@ -41,6 +43,8 @@ const PingSchema = z
 /** The versioned API (docs/api.md §3), mounted under /v1; also the source of the OpenAPI document. */
 export function createApi() {
   const api = new OpenAPIHono<AppEnv>({ defaultHook });
+  // Every operation's query parameters, for the strict-query check of its route (docs/api.md §3.3).
+  api.use("*", describeQueries(api));
   // Web-form submissions take no key (docs/api.md §15): mounted ahead of authenticate, their handler answers first.
   api.route("/", formRoutes());
   api.use("*", authenticate());
@@ -53,6 +57,7 @@ export function createApi() {
       description: "Answers the calling key's project, key id, scopes and environment. Needs no scope: check a key with it before storing it.",
       tags: ["Service"],
       security,
+      middleware: reading(),
       responses: { 200: json(PingSchema, "The key's project and scopes."), 401: commonErrors[401], 429: commonErrors[429] },
     }),
     (c) => {
@@ -61,6 +66,7 @@ export function createApi() {
     },
   );
   api.route("/", referenceRoutes);
+  api.route("/", contactBatchRoutes);
   api.route("/", contactRoutes);
   api.route("/", interactionRoutes);
   api.route("/", webhookRoutes);

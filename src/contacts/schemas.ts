@@ -152,14 +152,12 @@ export const matchOnSchema = z
   .openapi({ description: "email, phone, or customFields.<id or title> of a unique custom field.", example: "email" });
 export const updateModeSchema = z
   .enum(["merge", "fill"])
-  .default("merge")
   .openapi({ description: "merge: as PATCH (default); fill: write only fields empty on the stored contact." });
 export const tagsModeSchema = z
   .enum(["replace", "add"])
-  .default("replace")
   .openapi({ description: "replace: the body's tags replace the contact's (default); add: they join them." });
 
-export const UpsertContactQuery = z.object({ matchOn: matchOnSchema, update: updateModeSchema, tags: tagsModeSchema });
+export const UpsertContactQuery = z.object({ matchOn: matchOnSchema, update: updateModeSchema.default("merge"), tags: tagsModeSchema.default("replace") });
 export type UpsertOptions = z.infer<typeof UpsertContactQuery>;
 
 export const ContactIdParam = z.object({

@@ -7,6 +7,7 @@ import { commonErrors, errors, json, jsonRequest, reading, security, writing } f
 import { isoNow } from "../lib/time.ts";
 import { CreateInteractionBody, InteractionList, InteractionLogSchema, InteractionReplayAnswer, ListInteractionsQuery } from "./schemas.ts";
 import { createInteraction, listInteractions } from "./service.ts";
+import { applyInteractionBatch, InteractionBatchAnswer, InteractionBatchBody } from "./batch.ts";
 
 /** Interaction logs (docs/api.md §12). */
 export const interactionRoutes = new OpenAPIHono<AppEnv>();
@@ -59,5 +60,27 @@ interactionRoutes.openapi(
     const n = requireContactNumber(c.req.valid("param").contactId);
     const page = await listInteractions(c.get("db"), c.get("deps").cursors, c.get("caller").projectId, n, c.req.valid("query"));
     return c.json(page, 200);
+  },
+);
+
+interactionRoutes.openapi(
+  createRoute({
+    method: "post",
+    path: "/interactions/batch",
+    operationId: "batchInteractions",
+    summary: "Add up to 1,000 interaction logs",
+    description:
+      "Items { contactId, interactionTypeId | type, note, date, fields, uniqueIdentifier } are applied in order, each exactly as " +
+      "POST /contacts/{contactId}/interactions would be: created (201), replayed by its uniqueIdentifier (200), or that call's error. " +
+      "atomic: all or nothing (422 ERR_BATCH_REJECTED). Limits as POST /contacts/batch; accepts an Idempotency-Key.",
+    tags,
+    security,
+    middleware: writing("interactions:write"),
+    request: { body: jsonRequest(InteractionBatchBody) },
+    responses: { 200: json(InteractionBatchAnswer, "Every item's result, in order, and their counts."), ...commonErrors, 413: errors[413], 415: errors[415] },
+  }),
+  async (c) => {
+    const answer = await applyInteractionBatch(c.get("db"), c.get("caller").projectId, c.req.valid("json"), isoNow(c.get("deps").clock));
+    return c.json(answer, 200);
   },
 );

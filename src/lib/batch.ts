@@ -1,0 +1,92 @@
+import { z } from "@hono/zod-openapi";
+import { ApiError } from "../errors.ts";
+import type { Db } from "../storage/schema.ts";
+import { inSavepoint } from "../storage/unit-of-work.ts";
+
+/**
+ * Batch writes (docs/api.md §18.4): items applied in order, each as its single call would
+ * be, each in a savepoint of the request's one transaction, so a failed item leaves nothing
+ * behind and the next item sees every earlier item's writes. With `atomic`, one failure
+ * rejects the whole batch: the request rolls back and answers 422 ERR_BATCH_REJECTED with
+ * the results, passing items marked "skipped".
+ */
+export const MAX_BATCH_ITEMS = 1000;
+
+export const batchItems = z
+  .array(z.unknown())
+  .min(1, `must have 1 to ${MAX_BATCH_ITEMS} items.`)
+  .max(MAX_BATCH_ITEMS, `must have 1 to ${MAX_BATCH_ITEMS} items.`)
+  .openapi({ description: `1 to ${MAX_BATCH_ITEMS} items, each validated and applied as the single call's body would be.` });
+
+export const atomicFlag = z
+  .boolean()
+  .default(false)
+  .openapi({ description: "All or nothing: if any item fails, nothing is written and the answer is 422 ERR_BATCH_REJECTED." });
+
+export const ItemErrorSchema = z.object({
+  code: z.string(),
+  message: z.string(),
+  fieldName: z.string().optional(),
+});
+
+/** One item's outcome: `status` and `error` are what its single call would have answered. */
+export interface ItemResult {
+  index: number;
+  status: number;
+  result: string;
+  contactId?: string;
+  id?: string;
+  error?: z.infer<typeof ItemErrorSchema>;
+}
+
+/** What an item's work answers when it succeeds. */
+export type ItemOutcome = Omit<ItemResult, "index" | "error">;
+
+export async function runBatch(
+  trx: Db,
+  items: readonly unknown[],
+  atomic: boolean,
+  applyItem: (item: unknown, index: number) => Promise<ItemOutcome>,
+): Promise<ItemResult[]> {
+  const results: ItemResult[] = [];
+  for (const [index, item] of items.entries()) {
+    const attempt = await inSavepoint(trx, "batch_item", () => applyItem(item, index));
+    if (attempt.ok) results.push({ index, ...attempt.value });
+    else if (attempt.error instanceof ApiError) results.push(errorResult(index, attempt.error));
+    else throw attempt.error;
+  }
+  if (atomic && results.some((r) => r.result === "error")) {
+    const failed = results.filter((r) => r.result === "error").length;
+    throw new ApiError(
+      "ERR_BATCH_REJECTED",
+      `${failed} of ${items.length} items failed; the batch is atomic, so nothing was written.`,
+      undefined,
+      undefined,
+      { results: results.map(skippedUnlessFailed) as never },
+    );
+  }
+  return results;
+}
+
+function errorResult(index: number, error: ApiError): ItemResult {
+  const body: ItemResult["error"] = { code: error.code, message: error.message };
+  if (error.fieldName !== undefined) body.fieldName = error.fieldName;
+  return { index, status: error.status, result: "error", error: body };
+}
+
+/** An atomic batch's passing item, after the rollback: skipped; a contact it created does not exist. */
+function skippedUnlessFailed(r: ItemResult): ItemResult {
+  if (r.result === "error") return r;
+  const { contactId, id, ...rest } = r;
+  return { ...rest, result: "skipped", ...(r.result === "created" ? {} : { contactId }) };
+}
+
+/** Counts of a batch's results by outcome. */
+export function summarise<K extends string>(results: readonly ItemResult[], outcomes: readonly K[]) {
+  const summary = Object.fromEntries([...outcomes, "failed"].map((k) => [k, 0])) as Record<K | "failed", number>;
+  for (const r of results) {
+    const key = (r.result === "error" ? "failed" : r.result) as K | "failed";
+    if (key in summary) summary[key] += 1;
+  }
+  return summary;
+}
