@@ -2,7 +2,7 @@ import type { MiddlewareHandler } from "hono";
 import { ApiError, UNAUTHORIZED_MESSAGE } from "../errors.ts";
 import type { AppEnv } from "../http/env.ts";
 import { isWellFormedKey } from "./key-format.ts";
-import { limitsCreates } from "./limits.ts";
+import { limitsCreates, routeLimitHeaders } from "./limits.ts";
 import { rateLimitHeaders } from "./rate-limiter.ts";
 import type { Scope } from "./scopes.ts";
 
@@ -24,9 +24,10 @@ export function authenticate(): MiddlewareHandler<AppEnv> {
     const caller = deps.keys.knows(key, now) || isWellFormedKey(key, env) ? await deps.keys.verify(key, now) : null;
     if (!caller) {
       if (!deps.limiter.failedAuth(c.get("clientAddress"))) {
-        const retryAfter = String(deps.limiter.failedAuthRetryAfter(c.get("clientAddress")));
+        const retryAfter = deps.limiter.failedAuthRetryAfter(c.get("clientAddress"));
         throw new ApiError("ERR_RATE_LIMITED", "Too many failed authentications; retry later.", undefined, {
-          "Retry-After": retryAfter,
+          ...failedAuthenticationHeaders(retryAfter),
+          "Retry-After": String(retryAfter),
         });
       }
       throw new ApiError("ERR_UNAUTHORIZED", UNAUTHORIZED_MESSAGE);
@@ -41,7 +42,25 @@ export function authenticate(): MiddlewareHandler<AppEnv> {
       });
     }
     await next();
-    for (const [name, value] of Object.entries(headers)) c.res.headers.set(name, value);
+    // A batch route's headers describe its items bucket instead (limits.ts `takeBatchItems`).
+    for (const [name, value] of Object.entries(routeLimitHeaders(c) ?? headers)) c.res.headers.set(name, value);
+  };
+}
+
+/** The failed-authentication limit per client address (docs/api.md §2.3; src/auth/rate-limiter.ts counts it). */
+const FAILED_AUTHENTICATIONS_PER_MINUTE = 30;
+
+/**
+ * The RateLimit headers of a 429 of the failed-authentication limit (docs/api.md §2.3, §6):
+ * the document lists them on every 429, so this one describes its own limit, spent.
+ */
+function failedAuthenticationHeaders(resetSeconds: number): Record<string, string> {
+  return {
+    "RateLimit-Limit": String(FAILED_AUTHENTICATIONS_PER_MINUTE),
+    "RateLimit-Remaining": "0",
+    "RateLimit-Reset": String(resetSeconds),
+    "RateLimit-Policy": `"failed-authentications";q=${FAILED_AUTHENTICATIONS_PER_MINUTE};w=60`,
+    RateLimit: `"failed-authentications";r=0;t=${resetSeconds}`,
   };
 }
 

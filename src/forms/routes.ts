@@ -4,6 +4,7 @@ import type { ContentfulStatusCode } from "hono/utils/http-status";
 import type { FormRow } from "../storage/schema.ts";
 import { ApiError, notFound } from "../errors.ts";
 import { limitBodies } from "../http/body-limit.ts";
+import { strictQuery } from "../http/strict-query.ts";
 import { transactional } from "../http/transaction.ts";
 import type { AppEnv } from "../http/env.ts";
 import { isHttpUrl } from "../lib/formats.ts";
@@ -38,7 +39,7 @@ type FormsEnv = AppEnv & { Variables: { submission: Submission } };
  */
 export function formRoutes(limiter?: SubmissionLimiter): OpenAPIHono<FormsEnv> {
   const app = new OpenAPIHono<FormsEnv>();
-  app.openapi({ ...submissionRoute, middleware: [limitBodies(), submissionGate(limiter), submissionTransaction] }, async (c) => {
+  app.openapi({ ...submissionRoute, middleware: [limitBodies(), submissionGate(limiter), strictQuery(), submissionTransaction] }, async (c) => {
     const { deps, submission } = c.var;
     const form = submission.form!;
     const encoding = submission.encoding!;

@@ -1,5 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { commonErrors, errors } from "../http/openapi.ts";
+import { ErrorSchema } from "../errors.ts";
 import { timestampSchema } from "../lib/time.ts";
 
 export const FormIdParam = z.object({
@@ -19,6 +19,15 @@ export const SubmissionAccepted = z
     submittedAt: timestampSchema,
   })
   .openapi("FormSubmissionAccepted");
+
+/**
+ * An error of a submission (docs/api.md §15.2): the envelope to a JSON request, a page to a
+ * urlencoded (browser) post, which gets every answer as HTML.
+ */
+const errorAnswer = (description: string) => ({
+  description: `${description} JSON requests get the envelope; urlencoded posts, an HTML page.`,
+  content: { "application/json": { schema: ErrorSchema }, "text/html": { schema: z.string() } },
+});
 
 /**
  * POST /v1/forms/{formId}/submissions (docs/api.md §15): the route of the forms sub-app
@@ -53,12 +62,14 @@ export const submissionRoute = createRoute({
       content: { "application/json": { schema: SubmissionAccepted }, "text/html": { schema: z.string() } },
     },
     303: { description: "Browser post to a form with a redirect URL: see that URL.", headers: z.object({ Location: z.string() }) },
-    402: errors[402],
-    404: errors[404],
-    413: errors[413],
-    415: errors[415],
-    422: commonErrors[422],
-    429: commonErrors[429],
+    402: errorAnswer("Contact quota exhausted."),
+    404: errorAnswer("No such form."),
+    409: errorAnswer("A submission with this Idempotency-Key is still being processed (with Retry-After)."),
+    413: errorAnswer("Body over 1 MiB."),
+    415: { description: "Body is neither JSON nor urlencoded.", content: { "application/json": { schema: ErrorSchema } } },
+    422: errorAnswer("Validation failed; fieldName names the form's field. A browser post gets the form again, with its errors."),
+    429: errorAnswer("Too many submissions from this address; see Retry-After."),
+    500: errorAnswer("Unexpected server error; retry with backoff."),
   },
 });
 

@@ -28,7 +28,7 @@ const isError = (schema: Json) => schema?.$ref === "#/components/schemas/Error";
 const ERROR_EXAMPLES: Record<number, [string, string?]> = {
   401: ["Invalid or missing API key."],
   402: ["The project's contact quota is exhausted."],
-  403: ["This key lacks the contacts:write scope."],
+  403: ["This API key lacks the scope contacts:read."],
   404: ["Contact not found."],
   409: ["contactId CR-7 is already in use.", "contactId"],
   413: ["The body is larger than 1 MiB."],

@@ -3,6 +3,7 @@ import pkg from "../../package.json" with { type: "json" };
 import { registerEventWebhooks } from "../events/webhooks-document.ts";
 import { completeExamples } from "./document-examples.ts";
 import { headerComponents, IdempotencyKeyParameter } from "./document-headers.ts";
+import { documentScopes } from "./document-scopes.ts";
 import type { AppEnv } from "./env.ts";
 
 // deno-lint-ignore no-explicit-any
@@ -50,6 +51,7 @@ export function openApiDocument(api: OpenAPIHono<AppEnv>): string {
   // The default of every operation (the web form overrides it with none), so the reference
   // page and generators start from the bearer key.
   document.security = [{ bearerAuth: [] }];
+  documentScopes(api, document);
   document.components.headers = headerComponents;
   document.components.parameters = { ...document.components.parameters, IdempotencyKey: IdempotencyKeyParameter };
   for (const [method, operation] of operations(document)) completeOperation(method, operation);

@@ -45,6 +45,8 @@ export interface AppEnv {
     routeTemplate: string;
     /** The client's address for per-address limits (src/http/client-address.ts). */
     clientAddress: string;
+    /** Each operation's query parameters (src/http/strict-query.ts), for the strict-query check. */
+    queryNames?: import("./strict-query.ts").QueryNames;
     /** Set by a route that answers its errors in another form than the envelope (a web form's HTML page). */
     renderError?: (error: import("../errors.ts").ApiError) => Response | Promise<Response>;
   };

@@ -2,8 +2,9 @@ import { z } from "@hono/zod-openapi";
 import { requireScope } from "../auth/middleware.ts";
 import type { Scope } from "../auth/scopes.ts";
 import { ErrorSchema } from "../errors.ts";
-import { jsonBody } from "./body.ts";
+import { jsonBody, noBody } from "./body.ts";
 import { limitBodies } from "./body-limit.ts";
+import { strictQuery } from "./strict-query.ts";
 import { transactional, type Prepare } from "./transaction.ts";
 
 const errorContent = (description: string) => ({ description, content: { "application/json": { schema: ErrorSchema } } });
@@ -41,21 +42,45 @@ export const jsonRequest = <T extends z.ZodType>(schema: T) => ({
   content: { "application/json": { schema } },
 });
 
+/**
+ * A PATCH or PUT body (docs/api.md §3.1): `application/json` or RFC 7396's
+ * `application/merge-patch+json`, the same schema under both (src/http/body.ts takes both
+ * on these methods only).
+ */
+export const mergePatchRequest = <T extends z.ZodType>(schema: T) => ({
+  required: true,
+  content: { "application/json": { schema }, "application/merge-patch+json": { schema } },
+});
+
 export const security = [{ bearerAuth: [] }];
 
-/** Middleware of a read route: the scope check. */
-export const reading = (scope?: Scope) => (scope ? [requireScope(scope)] : []);
+/** The scope each route's scope check requires, by the check itself: the document reads it from the routes (src/http/document-scopes.ts). */
+const scopeChecks = new WeakMap<Function, Scope>();
+
+/** The scope a route's middleware `handler` requires, if it is a scope check made here. */
+export const scopeRequiredBy = (handler: Function): Scope | undefined => scopeChecks.get(handler);
+
+function scopeCheck(scope: Scope) {
+  const check = requireScope(scope);
+  scopeChecks.set(check, scope);
+  return check;
+}
+
+/** Middleware of a read route: the scope check, then strict queries (docs/api.md §3.3). */
+export const reading = (scope?: Scope) => [...(scope ? [scopeCheck(scope)] : []), strictQuery()];
 
 /**
- * Middleware of a write route: scope, then the JSON body gate, then one transaction (with
- * Idempotency-Key). `transaction: false` is for the one route that calls out over HTTP
- * (the test ping), which must not hold the writer while it waits; `prepare` runs before
- * the transaction opens (network I/O, docs/api.md §7).
+ * Middleware of a write route: scope, the body gate (JSON, or none for `body: false`: a
+ * route without a requestBody refuses any, docs/api.md §3.3), strict queries, then one
+ * transaction (with Idempotency-Key). `transaction: false` is for the one route that
+ * calls out over HTTP (the test ping), which must not hold the writer while it waits;
+ * `prepare` runs before the transaction opens (network I/O, docs/api.md §7).
  */
 export const writing = (scope: Scope, options: { body?: boolean; transaction?: boolean; prepare?: Prepare } = {}) => [
-  requireScope(scope),
+  scopeCheck(scope),
   // Also on routes that take no body: whatever is sent is held to the limit (docs/security.md §2).
   limitBodies(),
-  ...(options.body === false ? [] : [jsonBody()]),
+  options.body === false ? noBody() : jsonBody(),
+  strictQuery(),
   transactional({ transaction: options.transaction !== false, prepare: options.prepare }),
 ];

@@ -1,12 +1,18 @@
 import { z } from "@hono/zod-openapi";
 import type { CursorCodec } from "./cursor.ts";
 
-/** `limit` of every list: default 50, 1–200 (docs/api.md §11). */
-export const limitParam = z.coerce
-  .number({ error: "must be an integer from 1 to 200." })
-  .int("must be an integer from 1 to 200.")
-  .min(1, "must be an integer from 1 to 200.")
-  .max(200, "must be an integer from 1 to 200.")
+const LIMIT_MESSAGE = "must be an integer from 1 to 200.";
+
+/**
+ * A query integer as the document's `type: integer` reads it (docs/api.md §3.3): plain
+ * decimal digits, no sign, exponent, fraction, leading zero or space (`05`, `+5`, `5.0`,
+ * `1e1`, ` 5` are 422). Anything else is left as it came, for the number schema to refuse.
+ */
+export const queryInteger = (value: unknown) => (typeof value === "string" && /^-?(0|[1-9]\d*)$/.test(value) ? Number(value) : value);
+
+/** `limit` of every list: default 50, 1–200 (docs/api.md §5). */
+export const limitParam = z
+  .preprocess(queryInteger, z.number({ error: LIMIT_MESSAGE }).int(LIMIT_MESSAGE).min(1, LIMIT_MESSAGE).max(200, LIMIT_MESSAGE))
   .default(50)
   .openapi({ description: "Page size, 1–200.", example: 50 });
 

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { EVENT_TYPES } from "../events/catalog.ts";
+import { HTTP_URL_PATTERN, isUri } from "../lib/formats.ts";
 import { cursorParam, limitParam, listEnvelope } from "../lib/pagination.ts";
 import { isoTimeSchema, timestampSchema } from "../lib/time.ts";
 
@@ -22,7 +23,16 @@ const events = z
   .refine((list) => !list.includes("*") || list.length === 1, 'must not mix "*" with other values.')
   .openapi({ example: ["contact.created", "contact.updated"] });
 
-const url = z.string().max(2048, "must be at most 2048 characters.").openapi({ format: "uri", example: "https://hooks.example.com/crm" });
+/**
+ * A receiver's URL (docs/api.md §13.3): a valid `format: uri` (no space), as the document
+ * says; the address policy (src/webhooks/address-policy.ts) checks the scheme the pattern
+ * states (https; http too in a sandbox), credentials and the address.
+ */
+const url = z
+  .string()
+  .max(2048, "must be at most 2048 characters.")
+  .refine(isUri, "is not a valid URL.")
+  .openapi({ format: "uri", pattern: HTTP_URL_PATTERN, example: "https://hooks.example.com/crm" });
 const description = z.string().max(1000, "must be at most 1000 characters.").nullable().optional();
 
 export const CreateWebhookBody = z.strictObject({ url, events, description }).openapi("CreateWebhook", {
