@@ -12,6 +12,8 @@ export interface Caller {
   scopes: Scope[];
   rateLimitPerMinute: number;
   contactCreatesPerHour: number;
+  /** Items of batch writes an hour (docs/api.md §18.4). */
+  batchItemsPerHour: number;
 }
 
 export async function createApiKey(
@@ -137,6 +139,7 @@ export class KeyStore {
         "api_keys.revoked_at",
         "projects.rate_limit_per_minute",
         "projects.contact_creates_per_hour",
+        "projects.batch_items_per_hour",
       ])
       .where("api_keys.key_hash", "=", hash)
       .executeTakeFirst();
@@ -147,6 +150,7 @@ export class KeyStore {
       scopes: row.scopes.split(" ") as Scope[],
       rateLimitPerMinute: row.rate_limit_per_minute,
       contactCreatesPerHour: row.contact_creates_per_hour,
+      batchItemsPerHour: row.batch_items_per_hour,
     };
     return { caller, expiresAt: row.expires_at === null ? null : Date.parse(row.expires_at), fetched: now };
   }

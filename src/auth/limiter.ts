@@ -37,14 +37,20 @@ export class TokenBucket {
     return this.tokens;
   }
 
-  take(now: number): void {
+  /** Takes `count` tokens (a batch's items, docs/api.md §18.4; one for a request). */
+  take(now: number, count = 1): void {
     this.level(now);
-    this.tokens -= 1;
+    this.tokens -= count;
   }
 
   /** Seconds until one whole token is back (Retry-After of a 429). */
   secondsUntilToken(now: number): number {
-    const missing = 1 - this.level(now);
+    return this.secondsUntilTokens(now, 1);
+  }
+
+  /** Seconds until `count` whole tokens are in the bucket (a batch's Retry-After). */
+  secondsUntilTokens(now: number, count: number): number {
+    const missing = count - this.level(now);
     return missing <= 0 ? 0 : Math.ceil((missing * this.windowMs) / this.capacity / 1000);
   }
 
@@ -74,23 +80,24 @@ export interface LimitDecision {
 }
 
 /**
- * Checks every bucket first and consumes from all only when all allow, so a rejected
- * request consumes nothing (docs/api.md §6).
+ * The refusal of `bucket` for a request that needs `cost` tokens. Retry-After is the time
+ * until `cost` tokens are back; a cost above the bucket's size can never be met, so it is
+ * the time until the bucket is full (docs/api.md §6: such a batch must be split).
  */
-export function consume(buckets: Array<{ name: string; bucket: TokenBucket }>, now: number): LimitDecision {
-  const refusing = buckets.find(({ bucket }) => bucket.level(now) < 1);
-  if (refusing) {
-    const { name, bucket } = refusing;
-    return {
-      allowed: false,
-      name,
-      limit: bucket.capacity,
-      remaining: 0,
-      resetSeconds: bucket.secondsUntilFull(now),
-      retryAfterSeconds: Math.max(1, bucket.secondsUntilToken(now)),
-    };
-  }
-  for (const { bucket } of buckets) bucket.take(now);
+function refusal(name: string, bucket: TokenBucket, cost: number, now: number): LimitDecision {
+  const wait = cost > bucket.capacity ? bucket.secondsUntilFull(now) : bucket.secondsUntilTokens(now, cost);
+  return {
+    allowed: false,
+    name,
+    limit: bucket.capacity,
+    remaining: Math.floor(bucket.level(now)),
+    resetSeconds: bucket.secondsUntilFull(now),
+    retryAfterSeconds: Math.max(1, wait),
+  };
+}
+
+/** The allowed decision: the headers describe the bucket with fewer tokens left. */
+function allowance(buckets: Array<{ name: string; bucket: TokenBucket }>, now: number): LimitDecision {
   const tightest = buckets.reduce((a, b) => (b.bucket.level(now) < a.bucket.level(now) ? b : a));
   return {
     allowed: true,
@@ -100,6 +107,18 @@ export function consume(buckets: Array<{ name: string; bucket: TokenBucket }>, n
     resetSeconds: tightest.bucket.secondsUntilFull(now),
     retryAfterSeconds: 0,
   };
+}
+
+/**
+ * Checks every bucket first and consumes from all only when all allow, so a rejected
+ * request consumes nothing (docs/api.md §6). `cost`: the tokens each bucket gives (one for
+ * a request; a batch's item count from the items bucket, docs/api.md §18.4).
+ */
+export function consume(buckets: Array<{ name: string; bucket: TokenBucket }>, now: number, cost = 1): LimitDecision {
+  const refusing = buckets.find(({ bucket }) => bucket.level(now) < cost);
+  if (refusing) return refusal(refusing.name, refusing.bucket, cost, now);
+  for (const { bucket } of buckets) bucket.take(now, cost);
+  return allowance(buckets, now);
 }
 
 /** Fixed one-minute windows per client address for failed authentications (docs/api.md §2.3). */
@@ -112,29 +131,12 @@ export function consume(buckets: Array<{ name: string; bucket: TokenBucket }>, n
 export function storedDecision(specs: BucketSpec[], rows: BucketTake[], now: number): LimitDecision {
   const buckets = specs.map((spec) => {
     const row = rows.find((r) => r.name === spec.name)!;
-    return { spec, row, bucket: TokenBucket.restore(spec.capacity, spec.windowMs, row.allowed ? row.tokens : row.level, now) };
+    const bucket = TokenBucket.restore(spec.capacity, spec.windowMs, row.allowed ? row.tokens : row.level, now);
+    return { name: spec.name, cost: spec.cost ?? 1, row, bucket };
   });
-  const refusing = buckets.find((b) => !b.row.allowed && b.row.level < 1);
-  if (refusing) {
-    const { spec, bucket } = refusing;
-    return {
-      allowed: false,
-      name: spec.name,
-      limit: bucket.capacity,
-      remaining: 0,
-      resetSeconds: bucket.secondsUntilFull(now),
-      retryAfterSeconds: Math.max(1, bucket.secondsUntilToken(now)),
-    };
-  }
-  const tightest = buckets.reduce((a, b) => (b.bucket.level(now) < a.bucket.level(now) ? b : a));
-  return {
-    allowed: true,
-    name: tightest.spec.name,
-    limit: tightest.bucket.capacity,
-    remaining: Math.floor(tightest.bucket.level(now)),
-    resetSeconds: tightest.bucket.secondsUntilFull(now),
-    retryAfterSeconds: 0,
-  };
+  const refusing = buckets.find((b) => !b.row.allowed && b.row.level < b.cost);
+  if (refusing) return refusal(refusing.name, refusing.bucket, refusing.cost, now);
+  return allowance(buckets, now);
 }
 
 export const MAX_LIMITER_ENTRIES = 10_000;

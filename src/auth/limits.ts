@@ -1,5 +1,8 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { matchedRoutes } from "hono/route";
+import { ApiError } from "../errors.ts";
+import type { AppEnv } from "../http/env.ts";
+import { rateLimitHeaders } from "./rate-limiter.ts";
 
 /** The middleware `limitCreates()` returns: what a route's declaration is recognised by. */
 const createLimited = new WeakSet<Function>();
@@ -22,4 +25,35 @@ export function limitCreates(): MiddlewareHandler {
 /** Whether the route this request matched declared `limitCreates()`. */
 export function limitsCreates(c: Context): boolean {
   return matchedRoutes(c).some((route) => createLimited.has(route.handler));
+}
+
+/** The RateLimit headers a route's handler chose over the minute bucket's (docs/api.md §18.4). */
+const routeHeaders = new WeakMap<Context, Record<string, string>>();
+
+/**
+ * Takes one token per item of a batch (`count`: the validated body's items) from the key's
+ * hourly batch-items bucket (docs/api.md §18.4, §6): the project's batchItemsPerHour, one
+ * bucket for both batch routes; batch creates take nothing of the create bucket. Called
+ * by a batch handler after its body is validated and before it writes anything.
+ *
+ * Not enough tokens: throws 429 ERR_RATE_LIMITED with Retry-After (seconds until `count`
+ * tokens are back; for a batch larger than the bucket, which can never pass, seconds until
+ * it is full), having taken nothing. Either way the answer's RateLimit headers describe
+ * this bucket, not the minute bucket (`authenticate` reads them with `routeLimitHeaders`).
+ */
+export async function takeBatchItems(c: Context<AppEnv>, count: number): Promise<void> {
+  const decision = await c.get("deps").limiter.takeItems(c.get("caller"), count);
+  const headers = rateLimitHeaders(decision);
+  routeHeaders.set(c, headers);
+  if (decision.allowed) return;
+  const message =
+    count > decision.limit
+      ? `This batch has ${count} items and the key's batch-items bucket holds ${decision.limit} an hour; split it into smaller batches.`
+      : `Batch item limit exceeded: this batch has ${count} items and ${decision.remaining} are left; retry after the time in Retry-After.`;
+  throw new ApiError("ERR_RATE_LIMITED", message, undefined, { ...headers, "Retry-After": String(decision.retryAfterSeconds) });
+}
+
+/** The RateLimit headers the matched route chose (a batch's items bucket), if any; else `authenticate` sends the minute bucket's. */
+export function routeLimitHeaders(c: Context): Record<string, string> | undefined {
+  return routeHeaders.get(c);
 }

@@ -6,12 +6,23 @@ const MINUTE = 60_000;
 const HOUR = 3_600_000;
 const FAILED_AUTH_PER_MINUTE = 30;
 
+/** The bucket a batch's items take from (docs/api.md §18.4), as the headers name it. */
+export const BATCH_ITEMS_BUCKET = "batch-items";
+
+/** A key's buckets in memory; the items bucket is made by the key's first batch. */
+interface KeyBuckets {
+  minute: TokenBucket;
+  creates: TokenBucket;
+  items?: TokenBucket;
+}
+
 /**
  * Per-key buckets (docs/api.md §6): every request takes from the minute bucket; POST
- * /contacts also from the hourly create bucket. Capacities follow the project's settings.
+ * /contacts also from the hourly create bucket; a batch's items from the hourly items
+ * bucket (docs/api.md §18.4). Capacities follow the project's settings.
  */
 export class RateLimiter {
-  private readonly perKey = new Map<string, { minute: TokenBucket; creates: TokenBucket }>();
+  private readonly perKey = new Map<string, KeyBuckets>();
   readonly failures = new FailureWindow(FAILED_AUTH_PER_MINUTE);
   rejected = 0;
 
@@ -50,9 +61,28 @@ export class RateLimiter {
     }
   }
 
-  /** In-process buckets (SQLite). */
-  check(caller: Caller, isContactCreate: boolean): LimitDecision {
+  /**
+   * Takes `count` tokens from the key's batch-items bucket (docs/api.md §18.4), all or
+   * none: a batch that finds fewer is refused and takes nothing. The decision describes
+   * that bucket, for the batch route's RateLimit headers.
+   */
+  async takeItems(caller: Caller, count: number): Promise<LimitDecision> {
     const now = this.clock();
+    let decision: LimitDecision;
+    if (this.shared) {
+      const spec: BucketSpec = { name: BATCH_ITEMS_BUCKET, capacity: caller.batchItemsPerHour, windowMs: HOUR, cost: count };
+      decision = await this.consumeShared(caller.keyId, [spec], now);
+    } else {
+      const b = this.bucketsOf(caller, now);
+      b.items ??= new TokenBucket(caller.batchItemsPerHour, HOUR, now);
+      b.items.resize(caller.batchItemsPerHour, now);
+      decision = consume([{ name: BATCH_ITEMS_BUCKET, bucket: b.items }], now, count);
+    }
+    if (!decision.allowed) this.rejected += 1;
+    return decision;
+  }
+
+  private bucketsOf(caller: Caller, now: number): KeyBuckets {
     let b = this.perKey.get(caller.keyId);
     if (!b) {
       b = {
@@ -61,6 +91,13 @@ export class RateLimiter {
       };
       this.perKey.set(caller.keyId, b);
     }
+    return b;
+  }
+
+  /** In-process buckets (SQLite). */
+  check(caller: Caller, isContactCreate: boolean): LimitDecision {
+    const now = this.clock();
+    const b = this.bucketsOf(caller, now);
     b.minute.resize(caller.rateLimitPerMinute, now);
     b.creates.resize(caller.contactCreatesPerHour, now);
     const buckets = [{ name: "minute", bucket: b.minute }];
@@ -83,8 +120,9 @@ export class RateLimiter {
   async sweep(): Promise<void> {
     const now = this.clock();
     await this.shared?.sweep(now - HOUR);
+    const full = (bucket: TokenBucket | undefined) => !bucket || bucket.level(now) >= bucket.capacity;
     for (const [id, b] of this.perKey) {
-      if (b.minute.level(now) >= b.minute.capacity && b.creates.level(now) >= b.creates.capacity) this.perKey.delete(id);
+      if (full(b.minute) && full(b.creates) && full(b.items)) this.perKey.delete(id);
     }
     this.failures.sweep(now);
   }

@@ -1,4 +1,4 @@
-import { DEFAULT_CONTACT_CREATES_PER_HOUR, DEFAULT_REQUESTS_PER_MINUTE } from "../projects/limits.ts";
+import { DEFAULT_BATCH_ITEMS_PER_HOUR, DEFAULT_CONTACT_CREATES_PER_HOUR, DEFAULT_REQUESTS_PER_MINUTE } from "../projects/limits.ts";
 import { SCOPES } from "../auth/scopes.ts";
 import { configSchema } from "../config.ts";
 import { CUSTOM_FIELD_TYPES, TYPES_WITH_OPTIONS } from "../reference/custom-fields.ts";
@@ -32,6 +32,11 @@ const limits = {
   "contact-quota": { type: "string", arg: "N", description: "most contacts the project may hold (default: no limit)" },
   "rate-limit-per-minute": { type: "string", arg: "N", description: `requests per minute per key (default ${DEFAULT_REQUESTS_PER_MINUTE})` },
   "contact-creates-per-hour": { type: "string", arg: "N", description: `POST /contacts per hour per key (default ${DEFAULT_CONTACT_CREATES_PER_HOUR})` },
+  "batch-items-per-hour": {
+    type: "string",
+    arg: "N",
+    description: `items of batch writes per hour per key, both batch routes together (default ${DEFAULT_BATCH_ITEMS_PER_HOUR})`,
+  },
 } as const;
 
 const project = { type: "string", arg: "ID", description: "the project (prj_…)", required: true } as const;

@@ -12,6 +12,7 @@ function settings(values: Input<"project create" | "project update">["values"]) 
     contactQuota: integer(values["contact-quota"], "--contact-quota"),
     rateLimitPerMinute: integer(values["rate-limit-per-minute"], "--rate-limit-per-minute", 1),
     contactCreatesPerHour: integer(values["contact-creates-per-hour"], "--contact-creates-per-hour", 1),
+    batchItemsPerHour: integer(values["batch-items-per-hour"], "--batch-items-per-hour", 1),
   };
 }
 
@@ -32,6 +33,6 @@ export async function projectUpdate(db: Kysely<Database>, writes: UnitOfWork, { 
 /** `crm project list` (docs/cli.md §4). */
 export async function projectList(db: Kysely<Database>, { values }: Input<"project list">): Promise<void> {
   const projects = await listProjects(db);
-  const lines = projects.map((p) => `${p.id}  ${p.name}  contacts=${p.contactCount}${p.contactQuota === null ? "" : `/${p.contactQuota}`}  rate=${p.rateLimitPerMinute}/min creates=${p.contactCreatesPerHour}/h`);
+  const lines = projects.map((p) => `${p.id}  ${p.name}  contacts=${p.contactCount}${p.contactQuota === null ? "" : `/${p.contactQuota}`}  rate=${p.rateLimitPerMinute}/min creates=${p.contactCreatesPerHour}/h batch-items=${p.batchItemsPerHour}/h`);
   output(values.json, { data: projects }, lines.join("\n") || "No projects.");
 }

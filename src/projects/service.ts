@@ -1,11 +1,12 @@
 import type { Db } from "../storage/schema.ts";
-import { DEFAULT_CONTACT_CREATES_PER_HOUR, DEFAULT_REQUESTS_PER_MINUTE } from "./limits.ts";
+import { DEFAULT_BATCH_ITEMS_PER_HOUR, DEFAULT_CONTACT_CREATES_PER_HOUR, DEFAULT_REQUESTS_PER_MINUTE } from "./limits.ts";
 import { newId } from "../lib/ids.ts";
 
 export interface ProjectSettings {
   contactQuota?: number | null;
   rateLimitPerMinute?: number;
   contactCreatesPerHour?: number;
+  batchItemsPerHour?: number;
 }
 
 /** Reference data of a new project (docs/api.md §10). */
@@ -28,6 +29,7 @@ export async function createProject(db: Db, name: string, now: string, settings:
       contact_quota: settings.contactQuota ?? null,
       rate_limit_per_minute: settings.rateLimitPerMinute ?? DEFAULT_REQUESTS_PER_MINUTE,
       contact_creates_per_hour: settings.contactCreatesPerHour ?? DEFAULT_CONTACT_CREATES_PER_HOUR,
+      batch_items_per_hour: settings.batchItemsPerHour ?? DEFAULT_BATCH_ITEMS_PER_HOUR,
       created_at: now,
       updated_at: now,
     })
@@ -58,6 +60,7 @@ export async function updateProject(db: Db, id: string, settings: ProjectSetting
   if (settings.contactQuota !== undefined) patch.contact_quota = settings.contactQuota;
   if (settings.rateLimitPerMinute !== undefined) patch.rate_limit_per_minute = settings.rateLimitPerMinute;
   if (settings.contactCreatesPerHour !== undefined) patch.contact_creates_per_hour = settings.contactCreatesPerHour;
+  if (settings.batchItemsPerHour !== undefined) patch.batch_items_per_hour = settings.batchItemsPerHour;
   await db.updateTable("projects").set(patch).where("id", "=", id).execute();
   return findProject(db, id);
 }
@@ -78,6 +81,7 @@ function toProject(row: {
   contact_quota: number | null;
   rate_limit_per_minute: number;
   contact_creates_per_hour: number;
+  batch_items_per_hour: number;
   contact_count: number;
   created_at: string;
 }) {
@@ -87,6 +91,7 @@ function toProject(row: {
     contactQuota: row.contact_quota,
     rateLimitPerMinute: row.rate_limit_per_minute,
     contactCreatesPerHour: row.contact_creates_per_hour,
+    batchItemsPerHour: row.batch_items_per_hour,
     contactCount: row.contact_count,
     createdAt: row.created_at,
   };

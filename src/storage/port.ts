@@ -119,6 +119,8 @@ export interface BucketSpec {
   name: string;
   capacity: number;
   windowMs: number;
+  /** Tokens this request takes from it: 1 unless given (a batch's items, docs/api.md §18.4). */
+  cost?: number;
 }
 
 /** A bucket's row after one take, as the statement returns it. */
@@ -126,7 +128,7 @@ export interface BucketTake {
   name: string;
   /** Tokens before this request's take (refilled to now, resized to the spec). */
   level: number;
-  /** Tokens stored: `level` less this request's token when every bucket allowed it. */
+  /** Tokens stored: `level` less this request's tokens (its `cost`) when every bucket allowed it. */
   tokens: number;
   allowed: boolean;
 }
@@ -139,7 +141,7 @@ export interface BucketTake {
 export interface SharedBuckets {
   /**
    * One statement: refills every bucket of `specs` to `now`, resizes it to its spec, and
-   * takes a token from each when each has one, or from none. Fewer rows than specs (and
+   * takes its `cost` (1 unless given) from each when each holds that many, or from none. Fewer rows than specs (and
    * nothing changed) when some buckets do not exist yet.
    */
   take(keyId: string, specs: BucketSpec[], now: number): Promise<BucketTake[]>;

@@ -225,7 +225,7 @@ describe("validationFailure: the zod hook's 422 (docs/api.md §4, §3, §16)", (
 describe("createApp's one error handler", () => {
   const T = 1_767_225_600_000;
   const KEY = generateApiKey("production");
-  const caller: Caller = { keyId: "key_1", projectId: "prj_1", scopes: ["contacts:read"] as Caller["scopes"], rateLimitPerMinute: 120, contactCreatesPerHour: 600 };
+  const caller: Caller = { keyId: "key_1", projectId: "prj_1", scopes: ["contacts:read"] as Caller["scopes"], rateLimitPerMinute: 120, contactCreatesPerHour: 600, batchItemsPerHour: 60_000 };
 
   function app() {
     const errors: Array<[string, Record<string, unknown>]> = [];

@@ -22,6 +22,7 @@ const caller = (over: Partial<Caller> = {}): Caller => ({
   scopes: [],
   rateLimitPerMinute: 120,
   contactCreatesPerHour: 600,
+  batchItemsPerHour: 60_000,
   ...over,
 });
 

@@ -39,6 +39,7 @@ const ProjectForm = z.object({
   contactQuota: wholeNumber(0, "Contact quota"),
   rateLimitPerMinute: wholeNumber(1, "Requests per minute"),
   contactCreatesPerHour: wholeNumber(1, "Contact creates per hour"),
+  batchItemsPerHour: wholeNumber(1, "Batch items per hour"),
 });
 type ProjectValues = Record<keyof z.input<typeof ProjectForm>, string>;
 
@@ -48,6 +49,7 @@ function readProjectForm(c: Context<AdminEnv>) {
     contactQuota: field(c, "contactQuota"),
     rateLimitPerMinute: field(c, "rateLimitPerMinute"),
     contactCreatesPerHour: field(c, "contactCreatesPerHour"),
+    batchItemsPerHour: field(c, "batchItemsPerHour"),
   };
   const parsed = ProjectForm.safeParse(values);
   if (parsed.success) return { values, data: parsed.data };
@@ -56,7 +58,13 @@ function readProjectForm(c: Context<AdminEnv>) {
   return { values, errors };
 }
 
-const fieldIds = { name: "f-name", contactQuota: "f-contactQuota", rateLimitPerMinute: "f-rateLimitPerMinute", contactCreatesPerHour: "f-contactCreatesPerHour" };
+const fieldIds = {
+  name: "f-name",
+  contactQuota: "f-contactQuota",
+  rateLimitPerMinute: "f-rateLimitPerMinute",
+  contactCreatesPerHour: "f-contactCreatesPerHour",
+  batchItemsPerHour: "f-batchItemsPerHour",
+};
 
 const ProjectFields = (p: { values: Partial<ProjectValues>; errors?: FormErrors; limits: boolean }) => (
   <>
@@ -66,6 +74,7 @@ const ProjectFields = (p: { values: Partial<ProjectValues>; errors?: FormErrors;
         <Field label="Contact quota" name="contactQuota" inputmode="numeric" value={p.values.contactQuota} hint="Blank: no limit." error={p.errors?.fields.contactQuota} />
         <Field label="Requests per minute" name="rateLimitPerMinute" inputmode="numeric" value={p.values.rateLimitPerMinute} hint="Per API key." error={p.errors?.fields.rateLimitPerMinute} />
         <Field label="Contact creates per hour" name="contactCreatesPerHour" inputmode="numeric" value={p.values.contactCreatesPerHour} hint="Per API key." error={p.errors?.fields.contactCreatesPerHour} />
+        <Field label="Batch items per hour" name="batchItemsPerHour" inputmode="numeric" value={p.values.batchItemsPerHour} hint="Per API key, both batch routes together." error={p.errors?.fields.batchItemsPerHour} />
       </div>
     ) : null}
   </>
@@ -97,7 +106,7 @@ const ProjectsPage = (p: { c: Context<AdminEnv>; projects: Project[]; values?: P
                 {project.contactQuota === null ? "" : ` / ${project.contactQuota.toLocaleString("en")}`}
               </td>
               <td>
-                {project.rateLimitPerMinute}/min, {project.contactCreatesPerHour} creates/h
+                {project.rateLimitPerMinute}/min, {project.contactCreatesPerHour} creates/h, {project.batchItemsPerHour.toLocaleString("en")} batch items/h
               </td>
               <td>
                 <Time at={project.createdAt} />
@@ -160,6 +169,7 @@ const valuesOf = (project: Project): ProjectValues => ({
   contactQuota: project.contactQuota === null ? "" : String(project.contactQuota),
   rateLimitPerMinute: String(project.rateLimitPerMinute),
   contactCreatesPerHour: String(project.contactCreatesPerHour),
+  batchItemsPerHour: String(project.batchItemsPerHour),
 });
 
 projectPages.get("/:projectId", (c) => c.html(<SettingsPage c={c} values={valuesOf(c.var.project)} done={c.req.query("done")} />));

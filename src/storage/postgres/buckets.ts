@@ -7,7 +7,8 @@ import type { Database } from "../schema.ts";
  * (src/storage/port.ts, `SharedBuckets`; docs/scaling.md §6: a key's 120 a minute is the key's,
  * not each node's). The arithmetic of the in-memory buckets (src/auth/limiter.ts:
  * continuous refill, resize keeping the tokens spent) done by one statement for all of a
- * request's buckets, which takes a token from every one or from none (docs/security.md §9):
+ * request's buckets, which takes its tokens (one, or a batch's item count, docs/api.md
+ * §18.4) from every one or from none (docs/security.md §9):
  * the rows are locked in name order while it runs, so requests of one key (on any node)
  * take turns for microseconds and a refused request never holds a token another request
  * is refused for. The rate limiter (src/auth/rate-limiter.ts) makes the decision from the rows.
@@ -16,24 +17,24 @@ export function postgresBuckets(db: Kysely<Database>): SharedBuckets {
   return {
     async take(keyId: string, specs: BucketSpec[], now: number): Promise<BucketTake[]> {
       const ordered = [...specs].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-      const values = sql.join(ordered.map((s) => sql`(${s.name}::text, ${s.capacity}::integer, ${s.windowMs}::float8)`));
+      const values = sql.join(ordered.map((s) => sql`(${s.name}::text, ${s.capacity}::integer, ${s.windowMs}::float8, ${s.cost ?? 1}::float8)`));
       const { rows } = await sql<BucketTake>`
-        WITH spec (name, capacity, window_ms) AS (VALUES ${values}),
+        WITH spec (name, capacity, window_ms, cost) AS (VALUES ${values}),
         old AS (
-          SELECT b.name, b.capacity AS old_capacity, b.tokens, b.updated_ms, spec.capacity, spec.window_ms
+          SELECT b.name, b.capacity AS old_capacity, b.tokens, b.updated_ms, spec.capacity, spec.window_ms, spec.cost
           FROM rate_limit_buckets b JOIN spec ON spec.name = b.name
           WHERE b.key_id = ${keyId}
           ORDER BY b.name
           FOR UPDATE OF b
         ), lvl AS (
-          SELECT name, capacity,
+          SELECT name, capacity, cost,
             GREATEST(0, capacity::float8 - (old_capacity - LEAST(old_capacity, tokens + GREATEST(0, ${now}::float8 - updated_ms) * old_capacity / window_ms))) AS level
           FROM old
         ), verdict AS (
-          SELECT count(*) = ${ordered.length} AS complete, bool_and(level >= 1) AS allowed FROM lvl
+          SELECT count(*) = ${ordered.length} AS complete, bool_and(level >= cost) AS allowed FROM lvl
         )
         UPDATE rate_limit_buckets b
-        SET capacity = lvl.capacity, tokens = lvl.level - CASE WHEN verdict.allowed THEN 1 ELSE 0 END, updated_ms = GREATEST(b.updated_ms, ${now})
+        SET capacity = lvl.capacity, tokens = lvl.level - CASE WHEN verdict.allowed THEN lvl.cost ELSE 0 END, updated_ms = GREATEST(b.updated_ms, ${now})
         FROM lvl, verdict
         WHERE b.key_id = ${keyId} AND b.name = lvl.name AND verdict.complete
         RETURNING b.name AS name, lvl.level AS level, b.tokens AS tokens, verdict.allowed AS allowed`.execute(db);
