@@ -240,17 +240,14 @@ export async function projectRegion(db: Db, projectId: string): Promise<string> 
   return row.default_region;
 }
 
-/** Numbers of the contacts whose email or phone match key is `value`, lowest first, at most `limit`. */
+/**
+ * Numbers of the contacts whose email or phone match key is `value` (at most `limit`),
+ * lowest first. Sorted here, not by ORDER BY: that tempted SQLite to walk the project's
+ * contacts in number order instead of looking the key up in its index.
+ */
 export async function contactNumbersByMatchKey(db: Db, projectId: string, column: "email_key" | "phone_key", value: string, limit: number) {
-  const rows = await db
-    .selectFrom("contacts")
-    .select("contact_number")
-    .where("project_id", "=", projectId)
-    .where(column, "=", value)
-    .orderBy("contact_number")
-    .limit(limit)
-    .execute();
-  return rows.map((r) => Number(r.contact_number));
+  const rows = await db.selectFrom("contacts").select("contact_number").where("project_id", "=", projectId).where(column, "=", value).limit(limit).execute();
+  return rows.map((r) => Number(r.contact_number)).sort((a, b) => a - b);
 }
 
 export async function contactNumbersOf(db: Db, ids: number[]): Promise<number[]> {
