@@ -87,6 +87,8 @@ function completeOperation(method: string, operation: Json) {
   const responses = operation.responses;
   responses[500] ??= errorResponse("Unexpected server error; retry with backoff. Also answered while the database is unreachable, with Retry-After.");
   // Every write holds what is sent to its limit, also where no body is expected (docs/security.md §2).
+  // Every operation refuses a query parameter it does not define (docs/api.md §3.3).
+  responses[422] ??= errorResponse("Validation failed; fieldName names the field or query parameter.");
   if (method !== "get") responses[413] ??= errorResponse("Body over 1 MiB.");
   if (operation.requestBody) responses[415] ??= errorResponse("Body is not application/json.");
   if (idempotent) {

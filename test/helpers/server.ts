@@ -5,6 +5,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { checkContract } from "./contract.ts";
 import { databaseEnv, releaseDatabases } from "./postgres.ts";
 import { BUN, lastJson, REPO_ROOT, runCommand, spawnServer, type CommandResult, type SpawnedServer } from "./spawn.ts";
 
@@ -127,6 +128,8 @@ export function makeApi(baseUrl: string, keyFor: () => Promise<string | null>): 
     } catch {
       json = undefined;
     }
+    // Every answer is held to the document the server serves (test/helpers/contract.ts, docs/testing.md).
+    await checkContract(baseUrl, { method, url, requestHeaders: headers, requestBody: body, status: res.status, responseHeaders: res.headers, responseText: text });
     return { status: res.status, headers: res.headers, json, text };
   };
 }
