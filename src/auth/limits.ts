@@ -57,3 +57,17 @@ export async function takeBatchItems(c: Context<AppEnv>, count: number): Promise
 export function routeLimitHeaders(c: Context): Record<string, string> | undefined {
   return routeHeaders.get(c);
 }
+
+/**
+ * Takes a token of the key's create bucket for a write that is about to create a contact
+ * without having declared `limitCreates()` (PUT /contacts, docs/api.md §18.2); 429 with
+ * Retry-After when it is empty.
+ */
+export async function takeContactCreate(c: Context<AppEnv>): Promise<void> {
+  const decision = await c.get("deps").limiter.takeCreate(c.get("caller"));
+  if (decision.allowed) return;
+  throw new ApiError("ERR_RATE_LIMITED", "Contact create limit exceeded; retry after the time in Retry-After.", undefined, {
+    ...rateLimitHeaders(decision),
+    "Retry-After": String(decision.retryAfterSeconds),
+  });
+}

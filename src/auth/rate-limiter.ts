@@ -82,6 +82,25 @@ export class RateLimiter {
     return decision;
   }
 
+  /**
+   * Takes one token of the key's hourly create bucket alone: for PUT /contacts, which
+   * counts as a create only when it creates (docs/api.md §18.2); its minute token was
+   * taken by `decide` as for any request.
+   */
+  async takeCreate(caller: Caller): Promise<LimitDecision> {
+    const now = this.clock();
+    let decision: LimitDecision;
+    if (this.shared) {
+      decision = await this.consumeShared(caller.keyId, [{ name: "contact-creates", capacity: caller.contactCreatesPerHour, windowMs: HOUR }], now);
+    } else {
+      const b = this.bucketsOf(caller, now);
+      b.creates.resize(caller.contactCreatesPerHour, now);
+      decision = consume([{ name: "contact-creates", bucket: b.creates }], now);
+    }
+    if (!decision.allowed) this.rejected += 1;
+    return decision;
+  }
+
   private bucketsOf(caller: Caller, now: number): KeyBuckets {
     let b = this.perKey.get(caller.keyId);
     if (!b) {

@@ -1,7 +1,7 @@
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import { limitCreates } from "../auth/limits.ts";
 import type { AppEnv } from "../http/env.ts";
-import { commonErrors, created, errors, json, jsonRequest, reading, security, writing } from "../http/openapi.ts";
+import { commonErrors, created, errors, json, jsonRequest, mergePatchRequest, reading, security, writing } from "../http/openapi.ts";
 import { isoNow } from "../lib/time.ts";
 import { listContacts } from "./list.ts";
 import {
@@ -17,7 +17,7 @@ import {
 import { etagOf, ifMatchOf } from "./preconditions.ts";
 import { contactForCaller } from "./receipts.ts";
 import { createContact, getContactWithSignal, patchContact, requireContactNumber } from "./service.ts";
-import { upsertContact } from "./upsert.ts";
+import { takeCreateTokenIfNew, upsertContact } from "./upsert.ts";
 
 /**
  * Contacts (docs/api.md §11). Handlers stay thin: validate, call the service, answer; a
@@ -49,7 +49,7 @@ contactRoutes.openapi(
     middleware: [limitCreates(), ...writing("contacts:write")],
     request: { body: jsonRequest(CreateContactBody) },
     responses: {
-      201: created(ContactWriteAnswer, `The created contact. ${RECEIPT_NOTE}`),
+      201: { ...created(ContactWriteAnswer, `The created contact. ${RECEIPT_NOTE}`), headers: { Location: { $ref: "#/components/headers/Location" }, ...ETAG } },
       ...commonErrors,
       402: errors[402],
       413: errors[413],
@@ -59,6 +59,7 @@ contactRoutes.openapi(
   async (c) => {
     const contact = await createContact(c.get("db"), c.get("caller").projectId, c.req.valid("json"), { now: isoNow(c.get("deps").clock) });
     c.header("Location", `/v1/contacts/${contact.contactId}`);
+    c.header("ETag", etagOf(contact.version));
     return c.json(contactForCaller(c.get("caller"), contact), 201);
   },
 );
@@ -113,7 +114,7 @@ contactRoutes.openapi(
     tags,
     security,
     middleware: writing("contacts:write"),
-    request: { params: ContactIdParam, body: jsonRequest(PatchContactBody) },
+    request: { params: ContactIdParam, body: mergePatchRequest(PatchContactBody) },
     responses: {
       200: { ...json(ContactWriteAnswer, `The contact after the change. ${RECEIPT_NOTE}`), headers: ETAG },
       ...commonErrors,
@@ -143,8 +144,8 @@ contactRoutes.openapi(
       `listing them in matches. Upsert-Result says which. Race-safe across nodes. Accepts an Idempotency-Key. ${IF_MATCH_NOTE}`,
     tags,
     security,
-    middleware: writing("contacts:write"),
-    request: { query: UpsertContactQuery, body: jsonRequest(CreateContactBody) },
+    middleware: writing("contacts:write", { prepare: takeCreateTokenIfNew }),
+    request: { query: UpsertContactQuery, body: mergePatchRequest(CreateContactBody) },
     responses: {
       200: { ...json(ContactWriteAnswer, `The contact, updated or unchanged. ${RECEIPT_NOTE}`), headers: { ...ETAG, ...UPSERT_RESULT } },
       201: {

@@ -1,10 +1,13 @@
+import type { Context } from "hono";
+import { takeContactCreate } from "../auth/limits.ts";
 import { ApiError, validationError } from "../errors.ts";
+import type { AppEnv } from "../http/env.ts";
 import { lockUntilCommit } from "../storage/query.ts";
 import type { Db } from "../storage/schema.ts";
 import { emailKey, phoneKey } from "./matching.ts";
 import { checkPrecondition, type Precondition } from "./preconditions.ts";
 import * as repo from "./repository.ts";
-import type { ContactInput, UpsertOptions } from "./schemas.ts";
+import { CreateContactBody, UpsertContactQuery, type ContactInput, type UpsertOptions } from "./schemas.ts";
 import { createContact, formatContactId, patchContact } from "./service.ts";
 import { fillOnly } from "./upsert-fill.ts";
 import { contactsHoldingUniqueValue, uniqueFieldsOf, uniqueKey } from "./unique-values.ts";
@@ -88,4 +91,27 @@ async function matchingContacts(db: Db, projectId: string, key: MatchKey): Promi
     return repo.contactNumbersOf(db, ids);
   }
   return repo.contactNumbersByMatchKey(db, projectId, key.name === "email" ? "email_key" : "phone_key", key.value, MAX_LISTED_MATCHES + 1);
+}
+
+/**
+ * Before PUT /contacts's transaction opens (docs/api.md §18.2): when no contact holds the
+ * value yet, the upsert will create, so it takes a token of the key's create bucket here
+ * (429 when empty), outside the transaction like every bucket. An input that does not
+ * validate takes nothing: the route's validation answers it. Two racing upserts of one new
+ * value may both take a token although one of them ends up updating.
+ */
+export async function takeCreateTokenIfNew(c: Context<AppEnv>): Promise<void> {
+  const query = UpsertContactQuery.safeParse(c.req.query());
+  let body: unknown;
+  try {
+    body = JSON.parse(c.get("rawBody") ?? "");
+  } catch {
+    return;
+  }
+  const input = CreateContactBody.safeParse(body);
+  if (!query.success || !input.success) return;
+  const db = c.get("deps").db;
+  const projectId = c.get("caller").projectId;
+  const key = await matchKey(db, projectId, query.data.matchOn, input.data).catch(() => null);
+  if (key && (await matchingContacts(db, projectId, key)).length === 0) await takeContactCreate(c);
 }
