@@ -5,9 +5,11 @@
  * key, the `/v1` base, retries and idempotency keys (retry.ts) and `paginate` (paginate.ts).
  */
 import createOpenApiClient, { type Client } from "openapi-fetch";
-import { paginator } from "./paginate.ts";
-import { DEFAULT_RETRY, retryingFetch, type FetchLike, type RetryOptions } from "./retry.ts";
-import type { paths } from "./schema.d.ts";
+import { paginator } from "./paginate.js";
+import { DEFAULT_RETRY, retryingFetch, type FetchLike, type RetryOptions } from "./retry.js";
+import type { paths } from "./schema.js";
+import { syncHelpers, type BatchOptions, type ContactBatchAnswer, type ContactBatchInput, type InteractionBatchAnswer, type InteractionBatchInput, type Upserted, type UpsertOptions } from "./sync.js";
+import type { components } from "./schema.js";
 
 export interface ClientOptions {
   /**
@@ -33,6 +35,7 @@ export function apiBaseUrl(baseUrl: string): string {
 export interface CrmClient {
   GET: Client<paths>["GET"];
   POST: Client<paths>["POST"];
+  PUT: Client<paths>["PUT"];
   PATCH: Client<paths>["PATCH"];
   DELETE: Client<paths>["DELETE"];
   /** Any method by name: `crm.request("get", "/ping")`. */
@@ -42,6 +45,20 @@ export interface CrmClient {
   eject: Client<paths>["eject"];
   /** Every item of a list, page after page: `for await (const c of crm.paginate("/contacts")) ...`. */
   paginate: ReturnType<typeof paginator>;
+  /**
+   * Create or update the one contact holding `contact[matchOn]` (`PUT /contacts`, docs/api.md
+   * §18.2): answers the contact and `result` (created, updated or unchanged); throws
+   * `CrmApiError` on failure.
+   */
+  upsertContact(contact: components["schemas"]["CreateContact"], options: UpsertOptions): Promise<Upserted>;
+  /**
+   * `POST /contacts/batch` for any number of items (docs/api.md §18.4): chunks of 1,000 sent in
+   * order, each with its own Idempotency-Key; results merged with `index` over the whole input.
+   * `atomic` holds per chunk only. A chunk that fails throws `BatchError`.
+   */
+  batchContacts(input: ContactBatchInput, options?: BatchOptions): Promise<ContactBatchAnswer>;
+  /** `POST /interactions/batch` for any number of items, chunked as `batchContacts`. */
+  batchInteractions(input: InteractionBatchInput, options?: BatchOptions): Promise<InteractionBatchAnswer>;
 }
 
 export function createClient(options: ClientOptions): CrmClient {
@@ -55,11 +72,13 @@ export function createClient(options: ClientOptions): CrmClient {
   return {
     GET: client.GET,
     POST: client.POST,
+    PUT: client.PUT,
     PATCH: client.PATCH,
     DELETE: client.DELETE,
     request: client.request,
     use: client.use,
     eject: client.eject,
     paginate: paginator(client),
+    ...syncHelpers(client),
   };
 }

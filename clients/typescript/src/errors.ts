@@ -1,4 +1,4 @@
-import type { components } from "./schema.d.ts";
+import type { components } from "./schema.js";
 
 /**
  * The error envelope every failed call answers (docs/api.md §4):

@@ -5,8 +5,8 @@
  * AsyncIterable of items, fetched a page at a time as the loop asks for more.
  */
 import type { Client, FetchOptions } from "openapi-fetch";
-import { CrmApiError } from "./errors.ts";
-import type { paths } from "./schema.d.ts";
+import { CrmApiError } from "./errors.js";
+import type { paths } from "./schema.js";
 
 type GetOperation<P extends keyof paths> = paths[P] extends { get: infer Op } ? Op : never;
 type OkBody<Op> = Op extends { responses: { 200: { content: { "application/json": infer Body } } } } ? Body : never;

@@ -53,7 +53,7 @@ export interface paths {
         };
         /**
          * List contact types
-         * @description One page, ordered by name then id. Read-only through the API: made with the CLI (`crm contact-type create`, …) or the admin console.
+         * @description One page, ordered by name then id. Read-only through the API: made with the CLI (`crm contact-type create`, …) or the admin console. Requires the scope `contacts:read`.
          */
         get: operations["listContactTypes"];
         put?: never;
@@ -73,7 +73,7 @@ export interface paths {
         };
         /**
          * List interaction types
-         * @description One page, ordered by name then id. Read-only through the API: made with the CLI (`crm contact-type create`, …) or the admin console.
+         * @description One page, ordered by name then id. Read-only through the API: made with the CLI (`crm contact-type create`, …) or the admin console. Requires the scope `contacts:read`.
          */
         get: operations["listInteractionTypes"];
         put?: never;
@@ -93,7 +93,7 @@ export interface paths {
         };
         /**
          * List tags
-         * @description One page, ordered by name then id. Read-only through the API: made with the CLI (`crm contact-type create`, …) or the admin console.
+         * @description One page, ordered by name then id. Read-only through the API: made with the CLI (`crm contact-type create`, …) or the admin console. Requires the scope `contacts:read`.
          */
         get: operations["listTags"];
         put?: never;
@@ -113,11 +113,31 @@ export interface paths {
         };
         /**
          * List custom fields
-         * @description One page, ordered by name then id. Read-only through the API: made with the CLI (`crm contact-type create`, …) or the admin console.
+         * @description One page, ordered by name then id. Read-only through the API: made with the CLI (`crm contact-type create`, …) or the admin console. Requires the scope `contacts:read`.
          */
         get: operations["listCustomFields"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/contacts/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create, upsert or update up to 1,000 contacts
+         * @description Items are applied in order, each exactly as its single call (POST /contacts, PUT /contacts?matchOn, PATCH /contacts/{contactId}) would be: its status and error are that call's. atomic: all or nothing (422 ERR_BATCH_REJECTED). One request of the minute bucket; its items take tokens from the key's batch-items bucket, which the RateLimit headers describe here. Body up to 5 MiB. Accepts an Idempotency-Key. Requires the scope `contacts:write`.
+         */
+        post: operations["batchContacts"];
         delete?: never;
         options?: never;
         head?: never;
@@ -133,13 +153,17 @@ export interface paths {
         };
         /**
          * List contacts
-         * @description Most recently updated first. Filters combine with AND: email and phone match exactly (the phone normalised), contactTypeId, contactTypeCategory, tag (repeatable; every tag must match), updatedSince, and search (a prefix of any word of the names, the email or the contactId, case-insensitive). The cursor is bound to the filters it was made with.
+         * @description Most recently updated first. Filters combine with AND: email and phone match exactly (the phone normalised), contactTypeId, contactTypeCategory, tag (repeatable; every tag must match), updatedSince, and search (a prefix of any word of the names, the email or the contactId, case-insensitive). The cursor is bound to the filters it was made with. Requires the scope `contacts:read`.
          */
         get: operations["listContacts"];
-        put?: never;
+        /**
+         * Create or update the contact that holds a value (upsert)
+         * @description Finds the contact by the body's matchOn value (email and phone normalised, a unique custom field's trimmed text). None: created as by POST (201). One: updated as by PATCH (200), with update=merge|fill and tags=replace|add. Several: 409 ERR_AMBIGUOUS_MATCH listing them in matches. Upsert-Result says which. Race-safe across nodes. Accepts an Idempotency-Key. If-Match: "<version>" (or *) makes the write conditional: 412 ERR_PRECONDITION_FAILED when the contact has changed since (docs/api.md §18.1). Requires the scope `contacts:write`.
+         */
+        put: operations["upsertContact"];
         /**
          * Create a contact
-         * @description Always creates; never upserts. Accepts an Idempotency-Key header.
+         * @description Always creates; never upserts. Accepts an Idempotency-Key header. Requires the scope `contacts:write`.
          */
         post: operations["createContact"];
         delete?: never;
@@ -157,7 +181,7 @@ export interface paths {
         };
         /**
          * Get a contact with its duplicateSignal
-         * @description The contact, and duplicateSignal: how many other contacts of the project share its email and its phone.
+         * @description The contact, and duplicateSignal: how many other contacts of the project share its email and its phone. Requires the scope `contacts:read`.
          */
         get: operations["getContact"];
         put?: never;
@@ -167,7 +191,7 @@ export interface paths {
         head?: never;
         /**
          * Merge-patch a contact
-         * @description Fields sent change; null clears; address and customFields merge; tags replace. A contactId relabels.
+         * @description Fields sent change; null clears; address and customFields merge; tags replace. A contactId relabels. If-Match: "<version>" (or *) makes the write conditional: 412 ERR_PRECONDITION_FAILED when the contact has changed since (docs/api.md §18.1). Requires the scope `contacts:write`.
          */
         patch: operations["updateContact"];
         trace?: never;
@@ -181,15 +205,35 @@ export interface paths {
         };
         /**
          * List a contact's interaction logs
-         * @description Newest first. Filter by interactionTypeId (or "note") and by a since/until window on the log's date.
+         * @description Newest first. Filter by interactionTypeId (or "note") and by a since/until window on the log's date. Requires the scope `contacts:read`.
          */
         get: operations["listInteractionLogs"];
         put?: never;
         /**
          * Add an interaction log
-         * @description 201 when created; 200 with the stored log when uniqueIdentifier was used before on this contact.
+         * @description 201 when created; 200 with the stored log when uniqueIdentifier was used before on this contact. Requires the scope `interactions:write`.
          */
         post: operations["createInteractionLog"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/interactions/batch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add up to 1,000 interaction logs
+         * @description Items { contactId, interactionTypeId | type, note, date, fields, uniqueIdentifier } are applied in order, each exactly as POST /contacts/{contactId}/interactions would be: created (201), replayed by its uniqueIdentifier (200), or that call's error. atomic: all or nothing (422 ERR_BATCH_REJECTED). Limits as POST /contacts/batch; accepts an Idempotency-Key. Requires the scope `interactions:write`.
+         */
+        post: operations["batchInteractions"];
         delete?: never;
         options?: never;
         head?: never;
@@ -205,13 +249,13 @@ export interface paths {
         };
         /**
          * List subscriptions
-         * @description The project's subscriptions, oldest first, without their secrets.
+         * @description The project's subscriptions, oldest first, without their secrets. Requires the scope `webhooks:manage`.
          */
         get: operations["listWebhooks"];
         put?: never;
         /**
          * Create a subscription
-         * @description The answer carries the signing secret, once.
+         * @description The answer carries the signing secret, once. Requires the scope `webhooks:manage`.
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -229,21 +273,21 @@ export interface paths {
         };
         /**
          * Get a subscription
-         * @description Its status, consecutiveFailures, lastSuccessAt and lastFailureReason tell its health.
+         * @description Its status, consecutiveFailures, lastSuccessAt and lastFailureReason tell its health. Requires the scope `webhooks:manage`.
          */
         get: operations["getWebhook"];
         put?: never;
         post?: never;
         /**
          * Delete a subscription
-         * @description Nothing more is delivered to it; its pending deliveries are dropped.
+         * @description Nothing more is delivered to it; its pending deliveries are dropped. Requires the scope `webhooks:manage`.
          */
         delete: operations["deleteWebhook"];
         options?: never;
         head?: never;
         /**
          * Update a subscription
-         * @description Setting status active again resets consecutiveFailures.
+         * @description Setting status active again resets consecutiveFailures. Requires the scope `webhooks:manage`.
          */
         patch: operations["updateWebhook"];
         trace?: never;
@@ -259,7 +303,7 @@ export interface paths {
         put?: never;
         /**
          * Send a signed ping now
-         * @description Sent at once, outside the retry schedule; the answer tells the outcome.
+         * @description Sent at once, outside the retry schedule; the answer tells the outcome. Requires the scope `webhooks:manage`.
          */
         post: operations["testWebhook"];
         delete?: never;
@@ -279,7 +323,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate the signing secret
-         * @description For 24 h deliveries carry two signatures, the new one first.
+         * @description For 24 h deliveries carry two signatures, the new one first. Requires the scope `webhooks:manage`.
          */
         post: operations["rotateWebhookSecret"];
         delete?: never;
@@ -299,7 +343,7 @@ export interface paths {
         put?: never;
         /**
          * Queue events again
-         * @description Same event ids, new delivery ids; at most 10,000 events per call; events already pending for the subscription are not queued twice. 409 while the subscription is disabled.
+         * @description Same event ids, new delivery ids; at most 10,000 events per call; events already pending for the subscription are not queued twice. 409 while the subscription is disabled. Requires the scope `webhooks:manage`.
          */
         post: operations["redeliverWebhookEvents"];
         delete?: never;
@@ -317,7 +361,7 @@ export interface paths {
         };
         /**
          * List delivery attempts
-         * @description Every attempt of every delivery to the subscription, newest first: status code, duration, error and the start of the answer.
+         * @description Every attempt of every delivery to the subscription, newest first: status code, duration, error and the start of the answer. Requires the scope `webhooks:manage`.
          */
         get: operations["listWebhookAttempts"];
         put?: never;
@@ -337,7 +381,7 @@ export interface paths {
         };
         /**
          * List recent events
-         * @description Events of the last 30 days from `since` (default: 30 days ago), oldest first.
+         * @description Events of the last 30 days from `since` (default: 30 days ago), oldest first. Requires the scope `webhooks:manage`.
          */
         get: operations["listEvents"];
         put?: never;
@@ -466,6 +510,7 @@ export interface components {
         /**
          * @example {
          *       "contactId": "CR-1",
+         *       "version": 1,
          *       "identityType": "personal",
          *       "source": "api",
          *       "firstName": "Ada",
@@ -506,6 +551,11 @@ export interface components {
         Contact: {
             /** @example CR-1 */
             contactId: string;
+            /**
+             * @description 1 at creation, +1 on every change; the ETag is its quoted value (docs/api.md §18.1).
+             * @example 1
+             */
+            version: number;
             /** @enum {string} */
             identityType: "personal" | "business";
             source: string | null;
@@ -557,6 +607,7 @@ export interface components {
         ErasedContact: {
             /** @example CR-1 */
             contactId: string;
+            version: null;
             identityType: null;
             source: null;
             firstName: null;
@@ -781,9 +832,15 @@ export interface components {
             statusCode: number;
             error: string;
             /** @enum {string} */
-            code: "ERR_UNAUTHORIZED" | "ERR_QUOTA_EXCEEDED" | "ERR_FORBIDDEN" | "ERR_NOT_FOUND" | "ERR_METHOD_NOT_ALLOWED" | "ERR_CONFLICT" | "ERR_PAYLOAD_TOO_LARGE" | "ERR_UNSUPPORTED_MEDIA_TYPE" | "ERR_IDEMPOTENCY_KEY_REUSED" | "ERR_FORM_VALIDATION" | "ERR_INVALID_JSON" | "ERR_RATE_LIMITED" | "ERR_INTERNAL";
+            code: "ERR_UNAUTHORIZED" | "ERR_QUOTA_EXCEEDED" | "ERR_FORBIDDEN" | "ERR_NOT_FOUND" | "ERR_METHOD_NOT_ALLOWED" | "ERR_CONFLICT" | "ERR_AMBIGUOUS_MATCH" | "ERR_PRECONDITION_FAILED" | "ERR_PAYLOAD_TOO_LARGE" | "ERR_UNSUPPORTED_MEDIA_TYPE" | "ERR_IDEMPOTENCY_KEY_REUSED" | "ERR_FORM_VALIDATION" | "ERR_INVALID_JSON" | "ERR_BATCH_REJECTED" | "ERR_RATE_LIMITED" | "ERR_INTERNAL";
             message: string;
             fieldName?: string;
+            /** @description ERR_AMBIGUOUS_MATCH only: the contactIds (at most 10) that hold the matchOn value (docs/api.md §18.2). */
+            matches?: string[];
+            /** @description ERR_BATCH_REJECTED only: every item's result, as a batch's answer gives them (docs/api.md §18.4). */
+            results?: {
+                [key: string]: unknown;
+            }[];
         };
         /**
          * @description The form's field names (contact fields such as `email` or `address.city`, custom-field ids) → values. Blank values count as not sent. `_hp` is the honeypot: leave it out or empty.
@@ -843,10 +900,72 @@ export interface components {
             options?: string[];
             writable: boolean;
         };
+        ContactBatchResult: {
+            results: {
+                index: number;
+                status: number;
+                /** @enum {string} */
+                result: "created" | "updated" | "unchanged" | "error" | "skipped";
+                contactId?: string;
+                error?: {
+                    code: string;
+                    message: string;
+                    fieldName?: string;
+                };
+            }[];
+            summary: {
+                created: number;
+                updated: number;
+                unchanged: number;
+                failed: number;
+            };
+        };
         /**
-         * @description A contact write's answer to a key without contacts:read: the contact's id and times only.
+         * @example {
+         *       "operation": "upsert",
+         *       "matchOn": "email",
+         *       "items": [
+         *         {
+         *           "email": "ada@example.com",
+         *           "firstName": "Ada"
+         *         },
+         *         {
+         *           "email": "grace@example.com"
+         *         }
+         *       ]
+         *     }
+         */
+        ContactBatch: {
+            /** @enum {string} */
+            operation: "create" | "upsert" | "update";
+            /**
+             * @description Required with operation upsert, refused with the others.
+             * @example email
+             */
+            matchOn?: string;
+            /**
+             * @description merge: as PATCH (default); fill: write only fields empty on the stored contact.
+             * @enum {string}
+             */
+            update?: "merge" | "fill";
+            /**
+             * @description replace: the body's tags replace the contact's (default); add: they join them.
+             * @enum {string}
+             */
+            tags?: "replace" | "add";
+            /**
+             * @description All or nothing: if any item fails, nothing is written and the answer is 422 ERR_BATCH_REJECTED.
+             * @default false
+             */
+            atomic: boolean;
+            /** @description 1 to 1000 items, each validated and applied as the single call's body would be. */
+            items: unknown[];
+        };
+        /**
+         * @description A contact write's answer to a key without contacts:read: the contact's id, version and times only.
          * @example {
          *       "contactId": "CR-1",
+         *       "version": 1,
          *       "createdAt": "2026-01-15T09:30:00.000Z",
          *       "updatedAt": "2026-01-15T09:30:00.000Z"
          *     }
@@ -854,6 +973,7 @@ export interface components {
         ContactReceipt: {
             /** @example CR-1 */
             contactId: string;
+            version: number;
             /**
              * Format: date-time
              * @example 2026-01-15T09:30:00.000Z
@@ -927,6 +1047,7 @@ export interface components {
         /**
          * @example {
          *       "contactId": "CR-1",
+         *       "version": 1,
          *       "identityType": "personal",
          *       "source": "api",
          *       "firstName": "Ada",
@@ -1060,6 +1181,49 @@ export interface components {
             data: components["schemas"]["InteractionLog"][];
             pagination: components["schemas"]["Pagination"];
         };
+        InteractionBatchResult: {
+            results: {
+                index: number;
+                status: number;
+                /** @enum {string} */
+                result: "created" | "replayed" | "error" | "skipped";
+                contactId?: string;
+                /** @description The log's id: the one created, or the stored one a uniqueIdentifier replayed. */
+                id?: string;
+                error?: {
+                    code: string;
+                    message: string;
+                    fieldName?: string;
+                };
+            }[];
+            summary: {
+                created: number;
+                replayed: number;
+                failed: number;
+            };
+        };
+        /**
+         * @example {
+         *       "items": [
+         *         {
+         *           "contactId": "CR-1",
+         *           "type": "note",
+         *           "note": "Imported from the old CRM.",
+         *           "date": "2024-03-01T10:00:00Z",
+         *           "uniqueIdentifier": "old-crm-9912"
+         *         }
+         *       ]
+         *     }
+         */
+        InteractionBatch: {
+            /**
+             * @description All or nothing: if any item fails, nothing is written and the answer is 422 ERR_BATCH_REJECTED.
+             * @default false
+             */
+            atomic: boolean;
+            /** @description 1 to 1000 items, each validated and applied as the single call's body would be. */
+            items: unknown[];
+        };
         WebhookList: {
             data: components["schemas"]["Webhook"][];
             pagination: components["schemas"]["Pagination"];
@@ -1183,17 +1347,15 @@ export interface components {
         Redeliver: {
             eventIds?: string[];
             /**
-             * Format: date-time
-             * @description ISO 8601; a date alone (2024-05-01) means its midnight UTC.
+             * @description RFC 3339 date-time with its offset (Z or ±hh:mm), or a date alone (2024-05-01, its midnight UTC). A date-time without an offset is refused.
              * @example 2026-01-15T09:30:00Z
              */
-            since?: string;
+            since?: string | unknown | unknown;
             /**
-             * Format: date-time
-             * @description ISO 8601; a date alone (2024-05-01) means its midnight UTC.
+             * @description RFC 3339 date-time with its offset (Z or ±hh:mm), or a date alone (2024-05-01, its midnight UTC). A date-time without an offset is refused.
              * @example 2026-01-15T09:30:00Z
              */
-            until?: string;
+            until?: string | unknown | unknown;
         };
         DeliveryAttemptList: {
             data: components["schemas"]["DeliveryAttempt"][];
@@ -1223,11 +1385,10 @@ export interface components {
             interactionTypeId: string;
             note?: string;
             /**
-             * Format: date-time
              * @description Defaults to now.
              * @example 2026-01-15T09:30:00Z
              */
-            date?: string;
+            date?: string | unknown | unknown;
             fields?: {
                 [key: string]: string;
             };
@@ -1239,11 +1400,10 @@ export interface components {
             type: "note";
             note?: string;
             /**
-             * Format: date-time
              * @description Defaults to now.
              * @example 2026-01-15T09:30:00Z
              */
-            date?: string;
+            date?: string | unknown | unknown;
             fields?: {
                 [key: string]: string;
             };
@@ -1376,7 +1536,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Contact quota exhausted. */
+            /** @description Contact quota exhausted. JSON requests get the envelope; urlencoded posts, an HTML page. */
             402: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1393,9 +1553,10 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
+                    "text/html": string;
                 };
             };
-            /** @description Not found in this project. */
+            /** @description No such form. JSON requests get the envelope; urlencoded posts, an HTML page. */
             404: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1412,9 +1573,10 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
+                    "text/html": string;
                 };
             };
-            /** @description A request with this Idempotency-Key is still being processed (with Retry-After). */
+            /** @description A submission with this Idempotency-Key is still being processed (with Retry-After). JSON requests get the envelope; urlencoded posts, an HTML page. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1433,9 +1595,10 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
+                    "text/html": string;
                 };
             };
-            /** @description Body over 1 MiB. */
+            /** @description Body over 1 MiB. JSON requests get the envelope; urlencoded posts, an HTML page. */
             413: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1452,9 +1615,10 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
+                    "text/html": string;
                 };
             };
-            /** @description Body is not application/json. */
+            /** @description Body is neither JSON nor urlencoded. */
             415: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1473,7 +1637,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Validation failed; fieldName names the field. */
+            /** @description Validation failed; fieldName names the form's field. A browser post gets the form again, with its errors. JSON requests get the envelope; urlencoded posts, an HTML page. */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1491,9 +1655,10 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
+                    "text/html": string;
                 };
             };
-            /** @description Rate limit exceeded; see Retry-After. */
+            /** @description Too many submissions from this address; see Retry-After. JSON requests get the envelope; urlencoded posts, an HTML page. */
             429: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1511,9 +1676,10 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
+                    "text/html": string;
                 };
             };
-            /** @description Unexpected server error; retry with backoff. Also answered while the database is unreachable, with Retry-After. */
+            /** @description Unexpected server error; retry with backoff. JSON requests get the envelope; urlencoded posts, an HTML page. */
             500: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1531,6 +1697,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
+                    "text/html": string;
                 };
             };
         };
@@ -1704,7 +1871,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the scope. */
+            /** @description The key lacks the scope contacts:read. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1722,7 +1889,7 @@ export interface operations {
                      *       "statusCode": 403,
                      *       "error": "Forbidden",
                      *       "code": "ERR_FORBIDDEN",
-                     *       "message": "This key lacks the contacts:write scope."
+                     *       "message": "This API key lacks the scope contacts:read."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -1867,7 +2034,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the scope. */
+            /** @description The key lacks the scope contacts:read. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1885,7 +2052,7 @@ export interface operations {
                      *       "statusCode": 403,
                      *       "error": "Forbidden",
                      *       "code": "ERR_FORBIDDEN",
-                     *       "message": "This key lacks the contacts:write scope."
+                     *       "message": "This API key lacks the scope contacts:read."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -2030,7 +2197,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the scope. */
+            /** @description The key lacks the scope contacts:read. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2048,7 +2215,7 @@ export interface operations {
                      *       "statusCode": 403,
                      *       "error": "Forbidden",
                      *       "code": "ERR_FORBIDDEN",
-                     *       "message": "This key lacks the contacts:write scope."
+                     *       "message": "This API key lacks the scope contacts:read."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -2198,7 +2365,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the scope. */
+            /** @description The key lacks the scope contacts:read. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2216,7 +2383,274 @@ export interface operations {
                      *       "statusCode": 403,
                      *       "error": "Forbidden",
                      *       "code": "ERR_FORBIDDEN",
-                     *       "message": "This key lacks the contacts:write scope."
+                     *       "message": "This API key lacks the scope contacts:read."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; fieldName names the field. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "code": "ERR_FORM_VALIDATION",
+                     *       "message": "email must be a valid email address.",
+                     *       "fieldName": "email"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 429,
+                     *       "error": "Too Many Requests",
+                     *       "code": "ERR_RATE_LIMITED",
+                     *       "message": "Rate limit exceeded; retry after the time in Retry-After."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server error; retry with backoff. Also answered while the database is unreachable, with Retry-After. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "code": "ERR_INTERNAL",
+                     *       "message": "Internal server error."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    batchContacts: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe for 24 hours: a repeat with the same key and body answers the stored response (Idempotent-Replayed: true); the same key with another body is 422; while the first is in flight, 409.
+                 * @example 5f0c6a8e-3f1d-4d8b-9a55-2b7c1e0d4f7a
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "operation": "upsert",
+                 *       "matchOn": "email",
+                 *       "items": [
+                 *         {
+                 *           "email": "ada@example.com",
+                 *           "firstName": "Ada"
+                 *         },
+                 *         {
+                 *           "email": "grace@example.com"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["ContactBatch"];
+            };
+        };
+        responses: {
+            /** @description Every item's result, in order, and their counts. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "index": 0,
+                     *           "status": 0,
+                     *           "result": "created",
+                     *           "contactId": "string",
+                     *           "error": {
+                     *             "code": "string",
+                     *             "message": "string",
+                     *             "fieldName": "string"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "summary": {
+                     *         "created": 0,
+                     *         "updated": 0,
+                     *         "unchanged": 0,
+                     *         "failed": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ContactBatchResult"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired API key. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "code": "ERR_UNAUTHORIZED",
+                     *       "message": "Invalid or missing API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope contacts:write. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "code": "ERR_FORBIDDEN",
+                     *       "message": "This API key lacks the scope contacts:write."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A request with this Idempotency-Key is still being processed (with Retry-After). */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 409,
+                     *       "error": "Conflict",
+                     *       "code": "ERR_CONFLICT",
+                     *       "message": "contactId CR-7 is already in use.",
+                     *       "fieldName": "contactId"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 1 MiB. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 413,
+                     *       "error": "Payload Too Large",
+                     *       "code": "ERR_PAYLOAD_TOO_LARGE",
+                     *       "message": "The body is larger than 1 MiB."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 415,
+                     *       "error": "Unsupported Media Type",
+                     *       "code": "ERR_UNSUPPORTED_MEDIA_TYPE",
+                     *       "message": "Send the body as application/json."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -2308,8 +2742,8 @@ export interface operations {
                 contactTypeCategory?: "Lead" | "Customer" | "Personnel" | "Other";
                 /** @description Repeatable, at most 20 times; every tag must match. */
                 tag?: string | string[];
-                /** @description ISO 8601; a date alone (2024-05-01) means its midnight UTC. */
-                updatedSince?: string;
+                /** @description RFC 3339 date-time with its offset (Z or ±hh:mm), or a date alone (2024-05-01, its midnight UTC). A date-time without an offset is refused. */
+                updatedSince?: string | unknown | unknown;
                 search?: string;
                 /** @description Page size, 1–200. */
                 limit?: number;
@@ -2339,6 +2773,7 @@ export interface operations {
                      *       "data": [
                      *         {
                      *           "contactId": "CR-1",
+                     *           "version": 1,
                      *           "identityType": "personal",
                      *           "source": "api",
                      *           "firstName": "Ada",
@@ -2404,7 +2839,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the scope. */
+            /** @description The key lacks the scope contacts:read. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2422,7 +2857,406 @@ export interface operations {
                      *       "statusCode": 403,
                      *       "error": "Forbidden",
                      *       "code": "ERR_FORBIDDEN",
-                     *       "message": "This key lacks the contacts:write scope."
+                     *       "message": "This API key lacks the scope contacts:read."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; fieldName names the field. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "code": "ERR_FORM_VALIDATION",
+                     *       "message": "email must be a valid email address.",
+                     *       "fieldName": "email"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 429,
+                     *       "error": "Too Many Requests",
+                     *       "code": "ERR_RATE_LIMITED",
+                     *       "message": "Rate limit exceeded; retry after the time in Retry-After."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server error; retry with backoff. Also answered while the database is unreachable, with Retry-After. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "code": "ERR_INTERNAL",
+                     *       "message": "Internal server error."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    upsertContact: {
+        parameters: {
+            query: {
+                /** @description email, phone, or customFields.<id or title> of a unique custom field. */
+                matchOn: string;
+                /** @description merge: as PATCH (default); fill: write only fields empty on the stored contact. */
+                update?: "merge" | "fill";
+                /** @description replace: the body's tags replace the contact's (default); add: they join them. */
+                tags?: "replace" | "add";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "firstName": "Ada",
+                 *       "lastName": "Lovelace",
+                 *       "email": "ada@example.com",
+                 *       "phone": "+1 415 555 0100",
+                 *       "contactTypeId": "ct_I0FWrkfPO6L4ODEfgC7iRr",
+                 *       "tags": [
+                 *         "vip"
+                 *       ],
+                 *       "address": {
+                 *         "city": "London",
+                 *         "country": "GB"
+                 *       },
+                 *       "subscribed": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateContact"];
+            };
+        };
+        responses: {
+            /** @description The contact, updated or unchanged. To a key without contacts:read, only the contact's receipt (ContactReceipt: contactId, version, createdAt, updatedAt). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description The contact's version as an entity tag: "<version>". */
+                    ETag?: string;
+                    /** @description What the upsert did. */
+                    "Upsert-Result"?: "created" | "updated" | "unchanged";
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "contactId": "CR-1",
+                     *       "version": 1,
+                     *       "identityType": "personal",
+                     *       "source": "api",
+                     *       "firstName": "Ada",
+                     *       "lastName": "Lovelace",
+                     *       "email": "ada@example.com",
+                     *       "phone": "+1 415 555 0100",
+                     *       "businessName": null,
+                     *       "website": null,
+                     *       "address": {
+                     *         "line1": "12 St James's Square",
+                     *         "line2": null,
+                     *         "city": "London",
+                     *         "state": null,
+                     *         "zip": "SW1Y 4JH",
+                     *         "country": "GB"
+                     *       },
+                     *       "contactType": {
+                     *         "id": "ct_I0FWrkfPO6L4ODEfgC7iRr",
+                     *         "name": "Lead",
+                     *         "category": "Lead"
+                     *       },
+                     *       "tags": [
+                     *         {
+                     *           "id": "tag_g1ednLRKwkIMnOT2pTt3yK",
+                     *           "name": "vip"
+                     *         }
+                     *       ],
+                     *       "subscribed": true,
+                     *       "smsSubscribed": false,
+                     *       "notes": null,
+                     *       "customFields": {
+                     *         "cf_3kTq9bWm1ZsX0aPvL7yRnE": "Analytical engines"
+                     *       },
+                     *       "createdAt": "2026-01-15T09:30:00.000Z",
+                     *       "updatedAt": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Contact"] | components["schemas"]["ContactReceipt"];
+                };
+            };
+            /** @description The created contact. To a key without contacts:read, only the contact's receipt (ContactReceipt: contactId, version, createdAt, updatedAt). */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Location: components["headers"]["Location"];
+                    /** @description The contact's version as an entity tag: "<version>". */
+                    ETag?: string;
+                    /** @description What the upsert did. */
+                    "Upsert-Result"?: "created" | "updated" | "unchanged";
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "contactId": "CR-1",
+                     *       "version": 1,
+                     *       "identityType": "personal",
+                     *       "source": "api",
+                     *       "firstName": "Ada",
+                     *       "lastName": "Lovelace",
+                     *       "email": "ada@example.com",
+                     *       "phone": "+1 415 555 0100",
+                     *       "businessName": null,
+                     *       "website": null,
+                     *       "address": {
+                     *         "line1": "12 St James's Square",
+                     *         "line2": null,
+                     *         "city": "London",
+                     *         "state": null,
+                     *         "zip": "SW1Y 4JH",
+                     *         "country": "GB"
+                     *       },
+                     *       "contactType": {
+                     *         "id": "ct_I0FWrkfPO6L4ODEfgC7iRr",
+                     *         "name": "Lead",
+                     *         "category": "Lead"
+                     *       },
+                     *       "tags": [
+                     *         {
+                     *           "id": "tag_g1ednLRKwkIMnOT2pTt3yK",
+                     *           "name": "vip"
+                     *         }
+                     *       ],
+                     *       "subscribed": true,
+                     *       "smsSubscribed": false,
+                     *       "notes": null,
+                     *       "customFields": {
+                     *         "cf_3kTq9bWm1ZsX0aPvL7yRnE": "Analytical engines"
+                     *       },
+                     *       "createdAt": "2026-01-15T09:30:00.000Z",
+                     *       "updatedAt": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Contact"] | components["schemas"]["ContactReceipt"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired API key. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "code": "ERR_UNAUTHORIZED",
+                     *       "message": "Invalid or missing API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Contact quota exhausted. */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 402,
+                     *       "error": "Payment Required",
+                     *       "code": "ERR_QUOTA_EXCEEDED",
+                     *       "message": "The project's contact quota is exhausted."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope contacts:write. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "code": "ERR_FORBIDDEN",
+                     *       "message": "This API key lacks the scope contacts:write."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Uniqueness conflict, an ambiguous upsert match (ERR_AMBIGUOUS_MATCH), or the Idempotency-Key is in flight. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 409,
+                     *       "error": "Conflict",
+                     *       "code": "ERR_CONFLICT",
+                     *       "message": "contactId CR-7 is already in use.",
+                     *       "fieldName": "contactId"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description If-Match named a version the contact no longer has (ERR_PRECONDITION_FAILED); nothing was written. */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 412,
+                     *       "error": "Precondition Failed",
+                     *       "code": "ERR_PRECONDITION_FAILED",
+                     *       "message": "Request failed."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 1 MiB. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 413,
+                     *       "error": "Payload Too Large",
+                     *       "code": "ERR_PAYLOAD_TOO_LARGE",
+                     *       "message": "The body is larger than 1 MiB."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 415,
+                     *       "error": "Unsupported Media Type",
+                     *       "code": "ERR_UNSUPPORTED_MEDIA_TYPE",
+                     *       "message": "Send the body as application/json."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -2541,7 +3375,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The created contact. To a key without contacts:read, only the contact's receipt (ContactReceipt: contactId, createdAt, updatedAt). */
+            /** @description The created contact. To a key without contacts:read, only the contact's receipt (ContactReceipt: contactId, version, createdAt, updatedAt). */
             201: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2558,6 +3392,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "contactId": "CR-1",
+                     *       "version": 1,
                      *       "identityType": "personal",
                      *       "source": "api",
                      *       "firstName": "Ada",
@@ -2641,7 +3476,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the scope. */
+            /** @description The key lacks the scope contacts:write. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2659,7 +3494,7 @@ export interface operations {
                      *       "statusCode": 403,
                      *       "error": "Forbidden",
                      *       "code": "ERR_FORBIDDEN",
-                     *       "message": "This key lacks the contacts:write scope."
+                     *       "message": "This API key lacks the scope contacts:write."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -2831,6 +3666,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description The contact's version as an entity tag: "<version>". */
+                    ETag?: string;
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -2842,6 +3679,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "contactId": "CR-1",
+                     *       "version": 1,
                      *       "identityType": "personal",
                      *       "source": "api",
                      *       "firstName": "Ada",
@@ -2905,7 +3743,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the scope. */
+            /** @description The key lacks the scope contacts:read. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2923,7 +3761,7 @@ export interface operations {
                      *       "statusCode": 403,
                      *       "error": "Forbidden",
                      *       "code": "ERR_FORBIDDEN",
-                     *       "message": "This key lacks the contacts:write scope."
+                     *       "message": "This API key lacks the scope contacts:read."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -3057,10 +3895,12 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The contact after the change. To a key without contacts:read, only the contact's receipt (ContactReceipt: contactId, createdAt, updatedAt). */
+            /** @description The contact after the change. To a key without contacts:read, only the contact's receipt (ContactReceipt: contactId, version, createdAt, updatedAt). */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description The contact's version as an entity tag: "<version>". */
+                    ETag?: string;
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -3072,6 +3912,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "contactId": "CR-1",
+                     *       "version": 1,
                      *       "identityType": "personal",
                      *       "source": "api",
                      *       "firstName": "Ada",
@@ -3131,7 +3972,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the scope. */
+            /** @description The key lacks the scope contacts:write. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3149,7 +3990,7 @@ export interface operations {
                      *       "statusCode": 403,
                      *       "error": "Forbidden",
                      *       "code": "ERR_FORBIDDEN",
-                     *       "message": "This key lacks the contacts:write scope."
+                     *       "message": "This API key lacks the scope contacts:write."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -3179,7 +4020,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Uniqueness conflict, or the Idempotency-Key is in flight. */
+            /** @description Uniqueness conflict, an ambiguous upsert match (ERR_AMBIGUOUS_MATCH), or the Idempotency-Key is in flight. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3199,6 +4040,30 @@ export interface operations {
                      *       "code": "ERR_CONFLICT",
                      *       "message": "contactId CR-7 is already in use.",
                      *       "fieldName": "contactId"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description If-Match named a version the contact no longer has (ERR_PRECONDITION_FAILED); nothing was written. */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 412,
+                     *       "error": "Precondition Failed",
+                     *       "code": "ERR_PRECONDITION_FAILED",
+                     *       "message": "Request failed."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -3334,10 +4199,10 @@ export interface operations {
             query?: {
                 /** @description An interaction type id, or "note". */
                 interactionTypeId?: string;
-                /** @description ISO 8601; a date alone (2024-05-01) means its midnight UTC. */
-                since?: string;
-                /** @description ISO 8601; a date alone (2024-05-01) means its midnight UTC. */
-                until?: string;
+                /** @description RFC 3339 date-time with its offset (Z or ±hh:mm), or a date alone (2024-05-01, its midnight UTC). A date-time without an offset is refused. */
+                since?: string | unknown | unknown;
+                /** @description RFC 3339 date-time with its offset (Z or ±hh:mm), or a date alone (2024-05-01, its midnight UTC). A date-time without an offset is refused. */
+                until?: string | unknown | unknown;
                 /** @description Page size, 1–200. */
                 limit?: number;
                 /** @description pagination.nextCursor of the previous page. */
@@ -3410,7 +4275,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the scope. */
+            /** @description The key lacks the scope contacts:read. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3428,7 +4293,7 @@ export interface operations {
                      *       "statusCode": 403,
                      *       "error": "Forbidden",
                      *       "code": "ERR_FORBIDDEN",
-                     *       "message": "This key lacks the contacts:write scope."
+                     *       "message": "This API key lacks the scope contacts:read."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -3648,7 +4513,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the scope. */
+            /** @description The key lacks the scope interactions:write. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3666,7 +4531,7 @@ export interface operations {
                      *       "statusCode": 403,
                      *       "error": "Forbidden",
                      *       "code": "ERR_FORBIDDEN",
-                     *       "message": "This key lacks the contacts:write scope."
+                     *       "message": "This API key lacks the scope interactions:write."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -3691,6 +4556,271 @@ export interface operations {
                      *       "error": "Not Found",
                      *       "code": "ERR_NOT_FOUND",
                      *       "message": "Contact not found."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A request with this Idempotency-Key is still being processed (with Retry-After). */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 409,
+                     *       "error": "Conflict",
+                     *       "code": "ERR_CONFLICT",
+                     *       "message": "contactId CR-7 is already in use.",
+                     *       "fieldName": "contactId"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 1 MiB. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 413,
+                     *       "error": "Payload Too Large",
+                     *       "code": "ERR_PAYLOAD_TOO_LARGE",
+                     *       "message": "The body is larger than 1 MiB."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 415,
+                     *       "error": "Unsupported Media Type",
+                     *       "code": "ERR_UNSUPPORTED_MEDIA_TYPE",
+                     *       "message": "Send the body as application/json."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; fieldName names the field. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "code": "ERR_FORM_VALIDATION",
+                     *       "message": "email must be a valid email address.",
+                     *       "fieldName": "email"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 429,
+                     *       "error": "Too Many Requests",
+                     *       "code": "ERR_RATE_LIMITED",
+                     *       "message": "Rate limit exceeded; retry after the time in Retry-After."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server error; retry with backoff. Also answered while the database is unreachable, with Retry-After. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "code": "ERR_INTERNAL",
+                     *       "message": "Internal server error."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    batchInteractions: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST safe for 24 hours: a repeat with the same key and body answers the stored response (Idempotent-Replayed: true); the same key with another body is 422; while the first is in flight, 409.
+                 * @example 5f0c6a8e-3f1d-4d8b-9a55-2b7c1e0d4f7a
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "items": [
+                 *         {
+                 *           "contactId": "CR-1",
+                 *           "type": "note",
+                 *           "note": "Imported from the old CRM.",
+                 *           "date": "2024-03-01T10:00:00Z",
+                 *           "uniqueIdentifier": "old-crm-9912"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["InteractionBatch"];
+            };
+        };
+        responses: {
+            /** @description Every item's result, in order, and their counts. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "results": [
+                     *         {
+                     *           "index": 0,
+                     *           "status": 0,
+                     *           "result": "created",
+                     *           "contactId": "string",
+                     *           "id": "string",
+                     *           "error": {
+                     *             "code": "string",
+                     *             "message": "string",
+                     *             "fieldName": "string"
+                     *           }
+                     *         }
+                     *       ],
+                     *       "summary": {
+                     *         "created": 0,
+                     *         "replayed": 0,
+                     *         "failed": 0
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InteractionBatchResult"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired API key. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "code": "ERR_UNAUTHORIZED",
+                     *       "message": "Invalid or missing API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope interactions:write. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "code": "ERR_FORBIDDEN",
+                     *       "message": "This API key lacks the scope interactions:write."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -3920,7 +5050,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the scope. */
+            /** @description The key lacks the scope webhooks:manage. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -3938,7 +5068,7 @@ export interface operations {
                      *       "statusCode": 403,
                      *       "error": "Forbidden",
                      *       "code": "ERR_FORBIDDEN",
-                     *       "message": "This key lacks the contacts:write scope."
+                     *       "message": "This API key lacks the scope webhooks:manage."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -4104,7 +5234,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the scope. */
+            /** @description The key lacks the scope webhooks:manage. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4122,7 +5252,7 @@ export interface operations {
                      *       "statusCode": 403,
                      *       "error": "Forbidden",
                      *       "code": "ERR_FORBIDDEN",
-                     *       "message": "This key lacks the contacts:write scope."
+                     *       "message": "This API key lacks the scope webhooks:manage."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -4341,7 +5471,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the scope. */
+            /** @description The key lacks the scope webhooks:manage. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4359,7 +5489,7 @@ export interface operations {
                      *       "statusCode": 403,
                      *       "error": "Forbidden",
                      *       "code": "ERR_FORBIDDEN",
-                     *       "message": "This key lacks the contacts:write scope."
+                     *       "message": "This API key lacks the scope webhooks:manage."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -4509,7 +5639,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the scope. */
+            /** @description The key lacks the scope webhooks:manage. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4527,7 +5657,7 @@ export interface operations {
                      *       "statusCode": 403,
                      *       "error": "Forbidden",
                      *       "code": "ERR_FORBIDDEN",
-                     *       "message": "This key lacks the contacts:write scope."
+                     *       "message": "This API key lacks the scope webhooks:manage."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -4735,7 +5865,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the scope. */
+            /** @description The key lacks the scope webhooks:manage. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4753,7 +5883,7 @@ export interface operations {
                      *       "statusCode": 403,
                      *       "error": "Forbidden",
                      *       "code": "ERR_FORBIDDEN",
-                     *       "message": "This key lacks the contacts:write scope."
+                     *       "message": "This API key lacks the scope webhooks:manage."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -4967,7 +6097,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the scope. */
+            /** @description The key lacks the scope webhooks:manage. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -4985,7 +6115,7 @@ export interface operations {
                      *       "statusCode": 403,
                      *       "error": "Forbidden",
                      *       "code": "ERR_FORBIDDEN",
-                     *       "message": "This key lacks the contacts:write scope."
+                     *       "message": "This API key lacks the scope webhooks:manage."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5212,7 +6342,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the scope. */
+            /** @description The key lacks the scope webhooks:manage. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5230,7 +6360,7 @@ export interface operations {
                      *       "statusCode": 403,
                      *       "error": "Forbidden",
                      *       "code": "ERR_FORBIDDEN",
-                     *       "message": "This key lacks the contacts:write scope."
+                     *       "message": "This API key lacks the scope webhooks:manage."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5457,7 +6587,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the scope. */
+            /** @description The key lacks the scope webhooks:manage. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5475,7 +6605,7 @@ export interface operations {
                      *       "statusCode": 403,
                      *       "error": "Forbidden",
                      *       "code": "ERR_FORBIDDEN",
-                     *       "message": "This key lacks the contacts:write scope."
+                     *       "message": "This API key lacks the scope webhooks:manage."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5505,7 +6635,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Uniqueness conflict, or the Idempotency-Key is in flight. */
+            /** @description Uniqueness conflict, an ambiguous upsert match (ERR_AMBIGUOUS_MATCH), or the Idempotency-Key is in flight. */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5727,7 +6857,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the scope. */
+            /** @description The key lacks the scope webhooks:manage. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5745,7 +6875,7 @@ export interface operations {
                      *       "statusCode": 403,
                      *       "error": "Forbidden",
                      *       "code": "ERR_FORBIDDEN",
-                     *       "message": "This key lacks the contacts:write scope."
+                     *       "message": "This API key lacks the scope webhooks:manage."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5855,8 +6985,8 @@ export interface operations {
     listEvents: {
         parameters: {
             query?: {
-                /** @description ISO 8601; a date alone (2024-05-01) means its midnight UTC. */
-                since?: string;
+                /** @description RFC 3339 date-time with its offset (Z or ±hh:mm), or a date alone (2024-05-01, its midnight UTC). A date-time without an offset is refused. */
+                since?: string | unknown | unknown;
                 /** @description Page size, 1–200. */
                 limit?: number;
                 /** @description pagination.nextCursor of the previous page. */
@@ -5892,6 +7022,7 @@ export interface operations {
                      *           "data": {
                      *             "contact": {
                      *               "contactId": "CR-1",
+                     *               "version": 1,
                      *               "identityType": "personal",
                      *               "source": "api",
                      *               "firstName": "Ada",
@@ -5959,7 +7090,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The key lacks the scope. */
+            /** @description The key lacks the scope webhooks:manage. */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -5977,7 +7108,7 @@ export interface operations {
                      *       "statusCode": 403,
                      *       "error": "Forbidden",
                      *       "code": "ERR_FORBIDDEN",
-                     *       "message": "This key lacks the contacts:write scope."
+                     *       "message": "This API key lacks the scope webhooks:manage."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6092,6 +7223,7 @@ export interface operations {
                  *       "data": {
                  *         "contact": {
                  *           "contactId": "CR-1",
+                 *           "version": 1,
                  *           "identityType": "personal",
                  *           "source": "api",
                  *           "firstName": "Ada",
@@ -6176,6 +7308,7 @@ export interface operations {
                  *       "data": {
                  *         "contact": {
                  *           "contactId": "CR-1",
+                 *           "version": 1,
                  *           "identityType": "personal",
                  *           "source": "api",
                  *           "firstName": "Ada",
@@ -6340,6 +7473,7 @@ export interface operations {
                  *         },
                  *         "contact": {
                  *           "contactId": "CR-1",
+                 *           "version": 1,
                  *           "identityType": "personal",
                  *           "source": "api",
                  *           "firstName": "Ada",

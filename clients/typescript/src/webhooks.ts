@@ -10,7 +10,7 @@
  * During a secret rotation each holds two signatures (new first); one match suffices.
  * Every scheme whose headers are present must verify, with a timestamp within the tolerance.
  */
-import type { webhooks } from "./schema.d.ts";
+import type { webhooks } from "./schema.js";
 
 type EventBody<Item> = Item extends { post: { requestBody?: infer Body } }
   ? NonNullable<Body> extends { content: { "application/json": infer Event } }

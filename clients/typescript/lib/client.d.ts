@@ -1,0 +1,57 @@
+/**
+ * `createClient`: a thin wrapper over openapi-fetch typed by the generated `paths`
+ * (docs/api.md §16). Every operation is called as `crm.GET("/contacts/{contactId}", ...)`,
+ * its parameters, body and answers typed from the OpenAPI document; the wrapper adds the
+ * key, the `/v1` base, retries and idempotency keys (retry.ts) and `paginate` (paginate.ts).
+ */
+import { type Client } from "openapi-fetch";
+import { paginator } from "./paginate.js";
+import { type FetchLike, type RetryOptions } from "./retry.js";
+import type { paths } from "./schema.js";
+import { type BatchOptions, type ContactBatchAnswer, type ContactBatchInput, type InteractionBatchAnswer, type InteractionBatchInput, type Upserted, type UpsertOptions } from "./sync.js";
+import type { components } from "./schema.js";
+export interface ClientOptions {
+    /**
+     * Where the service runs, e.g. `http://localhost:3000`. The paths of the API live under
+     * `/v1` (docs/api.md §1.2), which is appended unless `baseUrl` already ends in `/v1`, so both
+     * `https://crm.example.com` and `https://crm.example.com/v1` work.
+     */
+    baseUrl: string;
+    /** An API key (`crm_live_...` or `crm_test_...`), sent as `Authorization: Bearer`. */
+    apiKey: string;
+    /** The fetch to send with (default: the global fetch, looked up at each call). */
+    fetch?: FetchLike;
+    /** Retry policy of 429, 5xx and network errors (retry.ts); `false` never retries. */
+    retry?: Partial<RetryOptions> | false;
+}
+/** The API's base address: `baseUrl` without a trailing slash, ending in `/v1`. */
+export declare function apiBaseUrl(baseUrl: string): string;
+export interface CrmClient {
+    GET: Client<paths>["GET"];
+    POST: Client<paths>["POST"];
+    PUT: Client<paths>["PUT"];
+    PATCH: Client<paths>["PATCH"];
+    DELETE: Client<paths>["DELETE"];
+    /** Any method by name: `crm.request("get", "/ping")`. */
+    request: Client<paths>["request"];
+    /** openapi-fetch middleware (onRequest / onResponse / onError). */
+    use: Client<paths>["use"];
+    eject: Client<paths>["eject"];
+    /** Every item of a list, page after page: `for await (const c of crm.paginate("/contacts")) ...`. */
+    paginate: ReturnType<typeof paginator>;
+    /**
+     * Create or update the one contact holding `contact[matchOn]` (`PUT /contacts`, docs/api.md
+     * §18.2): answers the contact and `result` (created, updated or unchanged); throws
+     * `CrmApiError` on failure.
+     */
+    upsertContact(contact: components["schemas"]["CreateContact"], options: UpsertOptions): Promise<Upserted>;
+    /**
+     * `POST /contacts/batch` for any number of items (docs/api.md §18.4): chunks of 1,000 sent in
+     * order, each with its own Idempotency-Key; results merged with `index` over the whole input.
+     * `atomic` holds per chunk only. A chunk that fails throws `BatchError`.
+     */
+    batchContacts(input: ContactBatchInput, options?: BatchOptions): Promise<ContactBatchAnswer>;
+    /** `POST /interactions/batch` for any number of items, chunked as `batchContacts`. */
+    batchInteractions(input: InteractionBatchInput, options?: BatchOptions): Promise<InteractionBatchAnswer>;
+}
+export declare function createClient(options: ClientOptions): CrmClient;

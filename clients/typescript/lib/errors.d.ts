@@ -1,0 +1,32 @@
+import type { components } from "./schema.js";
+/**
+ * The error envelope every failed call answers (docs/api.md §4):
+ * `{ success: false, statusCode, error, code, message, fieldName? }`.
+ */
+export type ErrorEnvelope = components["schemas"]["Error"];
+/** The stable machine-readable codes, e.g. `ERR_FORM_VALIDATION` (docs/api.md §4). */
+export type ErrorCode = ErrorEnvelope["code"];
+/** True when `value` has the envelope's shape (a proxy in between may answer something else). */
+export declare function isErrorEnvelope(value: unknown): value is ErrorEnvelope;
+/**
+ * A failed call as an exception: thrown by `paginate` and `unwrap`. Carries the envelope's
+ * fields and the `X-Request-Id` to quote when reporting a problem.
+ */
+export declare class CrmApiError extends Error {
+    readonly status: number;
+    readonly code: ErrorCode | undefined;
+    readonly fieldName: string | undefined;
+    /** The envelope as answered; undefined when the body was not one (e.g. a proxy's 502 page). */
+    readonly envelope: ErrorEnvelope | undefined;
+    readonly requestId: string | null;
+    constructor(body: unknown, response: Response);
+}
+/**
+ * The data of an openapi-fetch result, or a `CrmApiError` thrown for its error:
+ * `const contact = unwrap(await crm.POST("/contacts", { body }))`.
+ */
+export declare function unwrap<T>(result: {
+    data?: T;
+    error?: unknown;
+    response: Response;
+}): T;

@@ -1,0 +1,39 @@
+/* @ts-self-types="./errors.d.ts" */
+/** True when `value` has the envelope's shape (a proxy in between may answer something else). */
+export function isErrorEnvelope(value) {
+    if (typeof value !== "object" || value === null)
+        return false;
+    const v = value;
+    return v.success === false && typeof v.statusCode === "number" && typeof v.code === "string" && typeof v.message === "string";
+}
+/**
+ * A failed call as an exception: thrown by `paginate` and `unwrap`. Carries the envelope's
+ * fields and the `X-Request-Id` to quote when reporting a problem.
+ */
+export class CrmApiError extends Error {
+    status;
+    code;
+    fieldName;
+    /** The envelope as answered; undefined when the body was not one (e.g. a proxy's 502 page). */
+    envelope;
+    requestId;
+    constructor(body, response) {
+        const envelope = isErrorEnvelope(body) ? body : undefined;
+        super(envelope ? `${envelope.code}: ${envelope.message}` : `HTTP ${response.status} ${response.statusText}`.trim());
+        this.name = "CrmApiError";
+        this.status = response.status;
+        this.code = envelope?.code;
+        this.fieldName = envelope?.fieldName;
+        this.envelope = envelope;
+        this.requestId = response.headers.get("x-request-id");
+    }
+}
+/**
+ * The data of an openapi-fetch result, or a `CrmApiError` thrown for its error:
+ * `const contact = unwrap(await crm.POST("/contacts", { body }))`.
+ */
+export function unwrap(result) {
+    if (result.error !== undefined || !result.response.ok)
+        throw new CrmApiError(result.error, result.response);
+    return result.data;
+}

@@ -1,0 +1,2 @@
+/* @ts-self-types="./schema.d.ts" */
+export {};
