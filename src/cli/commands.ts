@@ -113,6 +113,7 @@ export const COMMANDS = {
       title: { type: "string", arg: "T", description: "the field's title, unique in the project", required: true },
       type: { type: "string", arg: "TYPE", description: `one of ${CUSTOM_FIELD_TYPES.join(", ")}`, required: true },
       options: { type: "string", arg: "a,b", description: `the choices, required for ${TYPES_WITH_OPTIONS.join(", ")}` },
+      unique: { type: "boolean", description: "no two contacts may share a value; the field can be an upsert's matchOn (type text only)" },
       json,
     },
   },

@@ -41,6 +41,6 @@ export async function interactionTypeCreate(db: Kysely<Database>, writes: UnitOf
 /** `crm custom-field create` (docs/cli.md §4, docs/api.md §10). */
 export async function customFieldCreate(db: Kysely<Database>, writes: UnitOfWork, { values }: Input<"custom-field create">): Promise<void> {
   const projectId = await projectOf(db, values.project);
-  const created = await checked(() => writes.run(projectId, (trx) => addCustomField(trx, projectId, { title: values.title, type: values.type, options: values.options }, isoNow(systemClock))));
+  const created = await checked(() => writes.run(projectId, (trx) => addCustomField(trx, projectId, { title: values.title, type: values.type, options: values.options, unique: values.unique ?? false }, isoNow(systemClock))));
   output(values.json, created, `Created custom field ${created.title} (${created.id}).`);
 }

@@ -82,13 +82,14 @@ export async function createInteractionType(db: Db, projectId: string, name: str
   return { id, name };
 }
 
-export async function createCustomField(db: Db, projectId: string, title: string, type: string, options: string[] | null, now: string) {
+/** `unique`: no two contacts of the project may hold one value (docs/api.md §18.3); fixed from creation on. */
+export async function createCustomField(db: Db, projectId: string, title: string, type: string, options: string[] | null, now: string, unique = false) {
   const id = newId("cf");
   await db
     .insertInto("custom_fields")
-    .values({ id, project_id: projectId, title, type, options: options ? JSON.stringify(options) : null, created_at: now })
+    .values({ id, project_id: projectId, title, type, options: options ? JSON.stringify(options) : null, is_unique: unique ? 1 : 0, created_at: now })
     .execute();
-  return { id, title, type, options };
+  return { id, title, type, options, unique };
 }
 
 const tagById = preparedQuery<[string, string], { id: string; name: string }>(2, (db, projectId, id) =>

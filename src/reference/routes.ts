@@ -80,6 +80,7 @@ referenceRoutes.openapi(listRoute("/custom-fields", CustomFieldList, "listCustom
     type: r.type,
     ...(TYPES_WITH_OPTIONS.includes(r.type) ? { options: r.options ? (JSON.parse(r.options) as string[]) : [] } : {}),
     writable: !READ_ONLY_TYPES.includes(r.type),
+    unique: r.is_unique === 1,
   }));
   return c.json(page, 200);
 });

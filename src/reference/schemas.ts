@@ -14,6 +14,9 @@ export const CustomFieldSchema = z
     type: z.string(),
     options: z.array(z.string()).optional().openapi({ description: "Present for select, radio and multiselect." }),
     writable: z.boolean(),
+    unique: z.boolean().openapi({
+      description: "No two contacts of the project hold the same trimmed value, and the field can be an upsert's matchOn (docs/api.md §18.3). Only text fields can be unique.",
+    }),
   })
   .openapi("CustomField");
 export const TagSchema = z.object({ id: z.string(), name: z.string() }).openapi("Tag");

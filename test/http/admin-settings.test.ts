@@ -153,8 +153,8 @@ describe("reference data", () => {
     expect((await apiNames("/contact-types")).find((t: any) => t.name === "Customer").isDefault).toBe(false);
     expect((await apiNames("/interaction-types")).map((t: any) => t.name)).toContain("Demo");
     const fields = await apiNames("/custom-fields");
-    expect(fields).toContainEqual({ id: expect.stringMatching(/^cf_/), title: "Tier", type: "select", options: ["gold", "silver"], writable: true });
-    expect(fields).toContainEqual({ id: expect.stringMatching(/^cf_/), title: "Seats", type: "number", writable: true });
+    expect(fields).toContainEqual({ id: expect.stringMatching(/^cf_/), title: "Tier", type: "select", options: ["gold", "silver"], writable: true, unique: false });
+    expect(fields).toContainEqual({ id: expect.stringMatching(/^cf_/), title: "Seats", type: "number", writable: true, unique: false });
     expect(await apiNames("/tags")).toEqual([{ id: expect.stringMatching(/^tag_/), name: "vip" }]);
 
     const page = await admin.get(made[0]!.location!);

@@ -103,13 +103,13 @@ describe("crm help", () => {
 
   test("options named by hand: the ones the admin commands document are in their help", async () => {
     const expected: Record<string, string[]> = {
-      "project create": ["--name", "--contact-quota", "--rate-limit-per-minute", "--contact-creates-per-hour", "--json"],
-      "project update": ["--name", "--contact-quota", "--rate-limit-per-minute", "--contact-creates-per-hour", "--json"],
+      "project create": ["--name", "--contact-quota", "--rate-limit-per-minute", "--contact-creates-per-hour", "--batch-items-per-hour", "--json"],
+      "project update": ["--name", "--contact-quota", "--rate-limit-per-minute", "--contact-creates-per-hour", "--batch-items-per-hour", "--json"],
       "key create": ["--project", "--scopes", "--name", "--expires-at", "--json"],
       "key list": ["--project", "--json"],
       "contact-type create": ["--project", "--category", "--name", "--default", "--json"],
       "interaction-type create": ["--project", "--name", "--json"],
-      "custom-field create": ["--project", "--title", "--type", "--options", "--json"],
+      "custom-field create": ["--project", "--title", "--type", "--options", "--unique", "--json"],
       "form create": ["--project", "--name", "--fields", "--redirect-url", "--json"],
       import: ["--project", "--dry-run", "--json"],
       backup: ["--json"],
@@ -199,11 +199,13 @@ describe("every option the table lists is accepted and used", () => {
     "contact-quota": "100",
     "rate-limit-per-minute": "1000",
     "contact-creates-per-hour": "1000",
+    "batch-items-per-hour": "1000",
     scopes: "contacts:read",
     "expires-at": "2999-01-01T00:00:00Z",
     category: "Lead",
     title: "Full Options Field",
-    type: "select",
+    // text: the one type --unique (a flag, so always given here) allows; --options is accepted and not kept.
+    type: "text",
     options: "a,b",
     fields: "email,firstName",
     "redirect-url": "https://example.com/thanks",
@@ -249,7 +251,7 @@ describe("every option the table lists is accepted and used", () => {
     expect(ran.length).toBeGreaterThanOrEqual(NAMES.length - skipped.length);
     // The options were used, not only accepted: the limits and the name reached the project.
     const project = (await srv.cli(["project", "list", "--json"])).data.find((p: any) => p.id === srv.projectId);
-    expect(project).toMatchObject({ name: "Full Options project update", contactQuota: 100, rateLimitPerMinute: 1000, contactCreatesPerHour: 1000 });
+    expect(project).toMatchObject({ name: "Full Options project update", contactQuota: 100, rateLimitPerMinute: 1000, contactCreatesPerHour: 1000, batchItemsPerHour: 1000 });
   }, 120_000);
 
   test("healthcheck and copy-to-postgres take their arguments (healthcheck answers 0 for the running server)", async () => {

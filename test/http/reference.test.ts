@@ -70,12 +70,12 @@ describe("defaults of a new project", () => {
 });
 
 describe("records created in product settings", () => {
-  test("a custom field created with the CLI is listed as { id, title, type, options, writable }", async () => {
+  test("a custom field created with the CLI is listed as { id, title, type, options, writable, unique }", async () => {
     const out = made.tier;
     expect(out.id).toMatch(/^cf_/);
     const res = await p.api("GET", "/custom-fields");
     const f = res.json.data.find((x: any) => x.id === out.id);
-    expect(f).toEqual({ id: out.id, title: "Tier", type: "select", options: ["gold", "silver"], writable: true });
+    expect(f).toEqual({ id: out.id, title: "Tier", type: "select", options: ["gold", "silver"], writable: true, unique: false });
   });
 
   test("custom fields carry options for select, radio and multiselect", async () => {

@@ -32,7 +32,7 @@ export type ReferenceData = Awaited<ReturnType<typeof loadReference>>;
 export const KINDS = {
   "contact-type": { path: "contact-types", heading: "Contact types", labels: { name: "Name", category: "Category" } },
   "interaction-type": { path: "interaction-types", heading: "Interaction types", labels: { name: "Name" } },
-  "custom-field": { path: "custom-fields", heading: "Custom fields", labels: { title: "Title", type: "Type", options: "Options" } },
+  "custom-field": { path: "custom-fields", heading: "Custom fields", labels: { title: "Title", type: "Type", options: "Options", unique: "Unique" } },
   tag: { path: "tags", heading: "Tags", labels: { name: "Name" } },
 } as const;
 export type Kind = keyof typeof KINDS;
@@ -124,6 +124,7 @@ export const CustomFields = (p: { c: Context<AdminEnv>; rows: ReferenceData["cus
           <th scope="col">Type</th>
           <th scope="col">Options</th>
           <th scope="col">Writable</th>
+          <th scope="col">Unique</th>
           <th scope="col">Id</th>
         </tr>
       </thead>
@@ -134,6 +135,7 @@ export const CustomFields = (p: { c: Context<AdminEnv>; rows: ReferenceData["cus
             <td>{r.type}</td>
             <td>{r.options ? (JSON.parse(r.options) as string[]).join(", ") : <span class="none">—</span>}</td>
             <td>{READ_ONLY_TYPES.includes(r.type) ? "No (read-only)" : "Yes"}</td>
+            <td>{r.is_unique === 1 ? "Unique" : <span class="none">—</span>}</td>
             <td class="mono">{r.id}</td>
           </tr>
         ))}
@@ -152,6 +154,13 @@ export const CustomFields = (p: { c: Context<AdminEnv>; rows: ReferenceData["cus
         hint="Comma-separated choices, such as gold, silver; required for select, radio and multiselect."
         error={errors?.fields.options}
       />
+      {errors?.fields.unique ? (
+        <p class="error" id="custom-fields-unique-error">
+          {errors.fields.unique}
+        </p>
+      ) : null}
+      <Checkbox label="Unique (no two contacts share a value; can be an upsert match key)" name="unique" id="custom-fields-unique" checked={values.unique === "on"} />
+      <p class="hint">For text fields only; fixed once the field is created.</p>
       <button type="submit">Create custom field</button>
     </>
   );

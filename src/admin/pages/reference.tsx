@@ -69,8 +69,9 @@ referencePages.post("/interaction-types", (c) => {
 });
 
 referencePages.post("/custom-fields", (c) => {
-  const values = { title: field(c, "title"), type: field(c, "type"), options: field(c, "options") };
-  return create(c, "custom-field", values, (trx) => addCustomField(trx, c.var.project.id, values, isoNow(c.var.deps.clock)));
+  const values = { title: field(c, "title"), type: field(c, "type"), options: field(c, "options"), unique: field(c, "unique") };
+  const input = { ...values, unique: values.unique !== "" };
+  return create(c, "custom-field", values, (trx) => addCustomField(trx, c.var.project.id, input, isoNow(c.var.deps.clock)));
 });
 
 /** The API's own rule for a tag name (a contact's `tags`, docs/api.md §11): 1–64 characters. */
