@@ -190,7 +190,7 @@ describe("paginate", () => {
   });
 });
 
-describe("the upsert recipe of docs/api.md §11 (README)", () => {
+describe("the upsert recipe of docs/api.md §11 (GET, then PATCH or POST)", () => {
   test("GET /contacts?email=; PATCH the contact found, else POST: the second run updates instead of creating", async () => {
     const { crm } = await projectClient();
     const email = uniqueEmail();

@@ -12,7 +12,7 @@ import { type BatchOptions, type ContactBatchAnswer, type ContactBatchInput, typ
 import type { components } from "./schema.js";
 export interface ClientOptions {
     /**
-     * Where the service runs, e.g. `http://localhost:3000`. The paths of the API live under
+     * Where the service runs, e.g. `http://127.0.0.1:8080` (its default address). The paths of the API live under
      * `/v1` (docs/api.md §1.2), which is appended unless `baseUrl` already ends in `/v1`, so both
      * `https://crm.example.com` and `https://crm.example.com/v1` work.
      */

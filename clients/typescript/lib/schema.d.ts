@@ -899,6 +899,8 @@ export interface components {
             /** @description Present for select, radio and multiselect. */
             options?: string[];
             writable: boolean;
+            /** @description No two contacts of the project hold the same trimmed value, and the field can be an upsert's matchOn (docs/api.md §18.3). Only text fields can be unique. */
+            unique: boolean;
         };
         ContactBatchResult: {
             results: {
@@ -1755,6 +1757,31 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Validation failed; fieldName names the field or query parameter. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "code": "ERR_FORM_VALIDATION",
+                     *       "message": "email must be a valid email address.",
+                     *       "fieldName": "email"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Rate limit exceeded; see Retry-After. */
             429: {
                 headers: {
@@ -2334,7 +2361,8 @@ export interface operations {
                      *           "options": [
                      *             "string"
                      *           ],
-                     *           "writable": true
+                     *           "writable": true,
+                     *           "unique": true
                      *         }
                      *       ],
                      *       "pagination": {
@@ -2974,6 +3002,24 @@ export interface operations {
                  *     }
                  */
                 "application/json": components["schemas"]["CreateContact"];
+                /**
+                 * @example {
+                 *       "firstName": "Ada",
+                 *       "lastName": "Lovelace",
+                 *       "email": "ada@example.com",
+                 *       "phone": "+1 415 555 0100",
+                 *       "contactTypeId": "ct_I0FWrkfPO6L4ODEfgC7iRr",
+                 *       "tags": [
+                 *         "vip"
+                 *       ],
+                 *       "address": {
+                 *         "city": "London",
+                 *         "country": "GB"
+                 *       },
+                 *       "subscribed": true
+                 *     }
+                 */
+                "application/merge-patch+json": components["schemas"]["CreateContact"];
             };
         };
         responses: {
@@ -3380,6 +3426,8 @@ export interface operations {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     Location: components["headers"]["Location"];
+                    /** @description The contact's version as an entity tag: "<version>". */
+                    ETag?: string;
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -3892,6 +3940,19 @@ export interface operations {
                  *     }
                  */
                 "application/json": components["schemas"]["PatchContact"];
+                /**
+                 * @example {
+                 *       "email": "ada.lovelace@example.com",
+                 *       "tags": [
+                 *         "vip",
+                 *         "newsletter"
+                 *       ],
+                 *       "address": {
+                 *         "city": "Cambridge"
+                 *       }
+                 *     }
+                 */
+                "application/merge-patch+json": components["schemas"]["PatchContact"];
             };
         };
         responses: {
