@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { isEmail, isHttpUrl } from "../lib/formats.ts";
+import { HTTP_URL_PATTERN, isEmail, isHttpUrl } from "../lib/formats.ts";
 import { cursorParam, limitParam, listEnvelope } from "../lib/pagination.ts";
 import { isoTimeSchema, timestampSchema } from "../lib/time.ts";
 import { contactExample, createContactExample } from "./examples.ts";
@@ -8,13 +8,22 @@ import { CATEGORIES, TagSchema } from "../reference/schemas.ts";
 const text = (max: number) => z.string().max(max, `must be at most ${max} characters.`);
 const name = text(255).nullable().optional();
 
+/**
+ * An email input is trimmed before it is checked and stored (docs/api.md §11.7), so the
+ * document cannot state `format: email` of the input itself (the address with its spaces
+ * is not one): it says so in words; the answer's email is `format: email`.
+ */
 const email = text(254)
   .refine((v) => isEmail(v.trim()), "must be a valid email address.")
   .nullable()
   .optional()
-  .openapi({ format: "email", example: "ada@example.com" });
+  .openapi({ description: "An email address; surrounding whitespace is trimmed before it is checked and stored.", example: "ada@example.com" });
 
-const website = text(2048).refine(isHttpUrl, "must be an http(s) URL.").nullable().optional().openapi({ format: "uri", example: "https://example.com" });
+const website = text(2048)
+  .refine(isHttpUrl, "must be an http(s) URL.")
+  .nullable()
+  .optional()
+  .openapi({ format: "uri", pattern: HTTP_URL_PATTERN, example: "https://example.com" });
 
 export const ADDRESS_KEYS = ["line1", "line2", "city", "state", "zip", "country"] as const;
 

@@ -44,7 +44,7 @@ scenarios("unknown paths and methods", svc, [
   ...(
     [
       ["DELETE", "/contacts"],
-      ["PUT", "/contacts"],
+      ["PATCH", "/contacts"],
       ["DELETE", "/contacts/:id"],
       ["PUT", "/contacts/:id"],
       ["DELETE", "/contacts/:id/interactions"],

@@ -102,7 +102,9 @@ describe("schemas", () => {
     expect(schema("Contact").properties.updatedAt.format).toBe("date-time");
     expect(schema("InteractionLog").properties.date.format).toBe("date-time");
     expect(schema("Contact").properties.email).toMatchObject({ format: "email" });
-    expect(schema("CreateContact").properties.email).toMatchObject({ format: "email" });
+    // An input email is trimmed first (docs/api.md §11.7): the document says so rather than `format: email`.
+    expect(schema("CreateContact").properties.email.description).toContain("trimmed");
+    expect(schema("CreateContact").properties.website).toMatchObject({ format: "uri" });
     expect(schema("CreateWebhook").properties.url.format).toBe("uri");
     expect(schema("Webhook").properties.url.format).toBe("uri");
   });
