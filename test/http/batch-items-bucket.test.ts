@@ -170,3 +170,28 @@ describe("the other buckets", () => {
     expect(Number(res.headers.get("ratelimit-remaining"))).toBeGreaterThanOrEqual(90);
   });
 });
+
+describe("the console's project page", () => {
+  test("shows batch items per hour, saves a new value (the CLI sees it), and refuses one below 1 at the field", async () => {
+    const { signedInAdmin, tableRows } = await import("../helpers/admin.ts");
+    const admin = (await signedInAdmin(srv.origin, srv.env)).client;
+    const { json } = await project({});
+    const path = `/admin/projects/${json.id}`;
+    const page = await admin.get(path);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('<label for="f-batchItemsPerHour">Batch items per hour</label>');
+    expect(page.text).toMatch(/id="f-batchItemsPerHour" name="batchItemsPerHour" type="text" value="60000"/);
+    const list = tableRows((await admin.get("/admin/projects")).text, "Projects").find((r) => r[1] === json.id)!;
+    expect(list[3]).toContain("60,000 batch items/h");
+
+    const form = { name: json.name, contactQuota: "", rateLimitPerMinute: "120", contactCreatesPerHour: "600" };
+    const saved = await admin.post(path, { ...form, batchItemsPerHour: "250" });
+    expect(saved.status).toBe(303);
+    expect((await srv.cli(["project", "list", "--json"])).data.find((p: any) => p.id === json.id).batchItemsPerHour).toBe(250);
+
+    const refused = await admin.post(path, { ...form, batchItemsPerHour: "0" });
+    expect(refused.status).toBe(422);
+    expect(refused.text).toContain('id="f-batchItemsPerHour-error">Batch items per hour must be a whole number from 1 to 1,000,000,000.</p>');
+    expect((await srv.cli(["project", "list", "--json"])).data.find((p: any) => p.id === json.id).batchItemsPerHour).toBe(250);
+  });
+});
