@@ -26,12 +26,23 @@ export const headerComponents = {
   },
 };
 
+export const IfMatchParameter = {
+  name: "If-Match",
+  in: "header",
+  required: false,
+  description:
+    'Makes the write conditional (docs/api.md §18.1): "<version>" (or a list of them, or *) the contact must still have; ' +
+    "else 412 ERR_PRECONDITION_FAILED and nothing is written. A weak tag never matches.",
+  schema: { type: "string", maxLength: 255 },
+  example: '"3"',
+};
+
 export const IdempotencyKeyParameter = {
   name: "Idempotency-Key",
   in: "header",
   required: false,
   description:
-    "Makes a retry of this POST safe for 24 hours: a repeat with the same key and body answers the stored response " +
+    "Makes a retry of this POST or PUT safe for 24 hours: a repeat with the same key and body answers the stored response " +
     "(Idempotent-Replayed: true); the same key with another body is 422; while the first is in flight, 409.",
   schema: { type: "string", minLength: 1, maxLength: 255, pattern: "^[\\x20-\\x7E]+$" },
   example: "5f0c6a8e-3f1d-4d8b-9a55-2b7c1e0d4f7a",

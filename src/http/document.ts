@@ -2,7 +2,7 @@ import type { OpenAPIHono } from "@hono/zod-openapi";
 import pkg from "../../package.json" with { type: "json" };
 import { registerEventWebhooks } from "../events/webhooks-document.ts";
 import { completeExamples } from "./document-examples.ts";
-import { headerComponents, IdempotencyKeyParameter } from "./document-headers.ts";
+import { headerComponents, IdempotencyKeyParameter, IfMatchParameter } from "./document-headers.ts";
 import { documentScopes } from "./document-scopes.ts";
 import type { AppEnv } from "./env.ts";
 
@@ -53,7 +53,7 @@ export function openApiDocument(api: OpenAPIHono<AppEnv>): string {
   document.security = [{ bearerAuth: [] }];
   documentScopes(api, document);
   document.components.headers = headerComponents;
-  document.components.parameters = { ...document.components.parameters, IdempotencyKey: IdempotencyKeyParameter };
+  document.components.parameters = { ...document.components.parameters, IdempotencyKey: IdempotencyKeyParameter, IfMatch: IfMatchParameter };
   for (const [method, operation] of operations(document)) completeOperation(method, operation);
   exclusiveShapes(document, "CreateInteraction", { CreateTypedInteraction: "interactionTypeId", CreateNoteInteraction: "type" });
   completeExamples(document);
@@ -82,8 +82,8 @@ const errorResponse = (description: string) => ({
 function completeOperation(method: string, operation: Json) {
   if (!operation.operationId) throw new Error(`${method.toUpperCase()} operation without operationId`);
   const authenticated = (operation.security ?? []).length > 0;
-  // Every POST takes an Idempotency-Key (docs/api.md §8); a form submission's belong to its form.
-  const idempotent = method === "post";
+  // Every POST and PUT takes an Idempotency-Key (docs/api.md §8, §18.2); a form submission's belong to its form.
+  const idempotent = method === "post" || method === "put";
   const responses = operation.responses;
   responses[500] ??= errorResponse("Unexpected server error; retry with backoff. Also answered while the database is unreachable, with Retry-After.");
   // Every write holds what is sent to its limit, also where no body is expected (docs/security.md §2).
@@ -91,6 +91,10 @@ function completeOperation(method: string, operation: Json) {
   responses[422] ??= errorResponse("Validation failed; fieldName names the field or query parameter.");
   if (method !== "get") responses[413] ??= errorResponse("Body over 1 MiB.");
   if (operation.requestBody) responses[415] ??= errorResponse("Body is not application/json.");
+  // The writes that honour If-Match on a contact (docs/api.md §18.1).
+  if (operation.operationId === "updateContact" || operation.operationId === "upsertContact") {
+    operation.parameters = [...(operation.parameters ?? []), { $ref: "#/components/parameters/IfMatch" }];
+  }
   if (idempotent) {
     operation.parameters = [...(operation.parameters ?? []), { $ref: "#/components/parameters/IdempotencyKey" }];
     responses[409] ??= errorResponse("A request with this Idempotency-Key is still being processed (with Retry-After).");

@@ -20,8 +20,8 @@ export const batchItems = z
 
 export const atomicFlag = z
   .boolean()
-  .default(false)
-  .openapi({ description: "All or nothing: if any item fails, nothing is written and the answer is 422 ERR_BATCH_REJECTED." });
+  .optional()
+  .openapi({ description: "Default false. All or nothing: if any item fails, nothing is written and the answer is 422 ERR_BATCH_REJECTED." });
 
 export const ItemErrorSchema = z.object({
   code: z.string(),
@@ -45,7 +45,7 @@ export type ItemOutcome = Omit<ItemResult, "index" | "error">;
 export async function runBatch(
   trx: Db,
   items: readonly unknown[],
-  atomic: boolean,
+  atomic: boolean | undefined,
   applyItem: (item: unknown, index: number) => Promise<ItemOutcome>,
 ): Promise<ItemResult[]> {
   const results: ItemResult[] = [];
