@@ -28,11 +28,14 @@ const CODES: Array<[ErrorCode, number, string]> = [
   ["ERR_NOT_FOUND", 404, "Not Found"],
   ["ERR_METHOD_NOT_ALLOWED", 405, "Method Not Allowed"],
   ["ERR_CONFLICT", 409, "Conflict"],
+  ["ERR_AMBIGUOUS_MATCH", 409, "Conflict"],
+  ["ERR_PRECONDITION_FAILED", 412, "Precondition Failed"],
   ["ERR_PAYLOAD_TOO_LARGE", 413, "Payload Too Large"],
   ["ERR_UNSUPPORTED_MEDIA_TYPE", 415, "Unsupported Media Type"],
   ["ERR_IDEMPOTENCY_KEY_REUSED", 422, "Unprocessable Entity"],
   ["ERR_FORM_VALIDATION", 422, "Unprocessable Entity"],
   ["ERR_INVALID_JSON", 422, "Unprocessable Entity"],
+  ["ERR_BATCH_REJECTED", 422, "Unprocessable Entity"],
   ["ERR_RATE_LIMITED", 429, "Too Many Requests"],
   ["ERR_INTERNAL", 500, "Internal Server Error"],
 ];
@@ -363,7 +366,7 @@ describe("createApp's one error handler", () => {
   test("a known path with another method is 405, and Allow lists the methods it takes", async () => {
     const res = await app().app.request("/v1/contacts", { method: "DELETE", ...authed });
     expect(res.status).toBe(405);
-    expect(res.headers.get("allow")!.split(", ").sort()).toEqual(["GET", "POST"]);
+    expect(res.headers.get("allow")!.split(", ").sort()).toEqual(["GET", "POST", "PUT"]);
     expect(await res.json()).toEqual({
       success: false,
       statusCode: 405,
