@@ -128,7 +128,10 @@ export function field(c: Context<AdminEnv>, name: string): string {
 export function asUtc(text: string): string;
 export function asUtc(text: string | undefined): string | undefined;
 export function asUtc(text: string | undefined) {
-  return text && /T\d{2}:\d{2}(:\d{2}(\.\d+)?)?$/.test(text) ? `${text}Z` : text;
+  if (!text) return text;
+  // datetime-local leaves out the seconds when they are zero; RFC 3339 (src/lib/time.ts) needs them.
+  if (/T\d{2}:\d{2}$/.test(text)) return `${text}:00Z`;
+  return /T\d{2}:\d{2}:\d{2}(\.\d+)?$/.test(text) ? `${text}Z` : text;
 }
 
 /** Every value of a repeated field (checkboxes). */
