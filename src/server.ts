@@ -10,6 +10,7 @@ import { databaseSecret } from "./storage/settings.ts";
 import { openStorage } from "./storage/index.ts";
 import { UnitOfWork } from "./storage/unit-of-work.ts";
 import { startJobs, type JobName } from "./jobs/index.ts";
+import { StatisticsWatch } from "./jobs/statistics.ts";
 import { systemClock, type Clock } from "./lib/clock.ts";
 import { isoNow } from "./lib/time.ts";
 import { CursorCodec } from "./lib/cursor.ts";
@@ -124,6 +125,10 @@ async function serveOn(
   const limiter = new RateLimiter(() => clock.now(), storage.sharedBuckets);
   const webhooks = { secrets, env: config.CRM_ENV, resolve: overrides.resolve ?? systemResolver, timeoutMs: config.CRM_WEBHOOK_TIMEOUT_MS, clock };
   const metrics = new Metrics();
+  // Planner statistics right after bulk loads (src/jobs/statistics.ts); a database copied or
+  // restored before this start is checked at once.
+  const statistics = new StatisticsWatch(() => storage.refreshGrownStatistics(), log);
+  void statistics.check();
   const dispatcher = new Dispatcher({
     db,
     writes,
@@ -161,8 +166,9 @@ async function serveOn(
     // Ready: the database answers (SQLite on its own handle, never queued behind writes;
     // PostgreSQL within 2 s), the migrations are applied, the dispatcher is alive (docs/operations.md §3, docs/scaling.md §6).
     isReady: async () => dispatcher.alive() && (await storage.ready()),
+    statistics,
   });
-  const jobs = startJobs({ db, writes, keys, limiter, log, clock, refreshStatistics: () => storage.refreshStatistics() });
+  const jobs = startJobs({ db, writes, keys, limiter, log, clock, refreshStatistics: () => storage.refreshStatistics(), statistics });
   const server = listener.server;
   listener.attach(app.fetch);
   log.info("listening", { host: config.HOST, port: server.port, env: config.CRM_ENV, runtime: runtime.name });

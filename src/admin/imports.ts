@@ -124,6 +124,7 @@ async function runImport(deps: AppDeps, job: ImportJob) {
       columns: job.columns,
       summary,
       writes: deps.writes,
+      statistics: deps.statistics,
       patienceMs: QUEUE_PATIENCE_MS,
       budgetMs: IMPORT_BUDGET_MS,
       stopRequested: () => runnerOf(deps.db).stopping,

@@ -3,6 +3,7 @@ import type { Caller, KeyStore } from "../auth/keys.ts";
 import type { RateLimiter } from "../auth/rate-limiter.ts";
 import type { Config } from "../config.ts";
 import type { UnitOfWork } from "../storage/unit-of-work.ts";
+import type { BulkWrites } from "../storage/port.ts";
 import type { Database, Db } from "../storage/schema.ts";
 import type { CursorCodec } from "../lib/cursor.ts";
 import type { Clock } from "../lib/clock.ts";
@@ -31,6 +32,8 @@ export interface AppDeps {
   outboxPending(): Promise<number>;
   webhooks: WebhookEnv;
   isReady(): Promise<boolean>;
+  /** Where a bulk write (a batch, an import) says it wrote many rows, so the planner's statistics follow (src/jobs/statistics.ts). */
+  statistics: BulkWrites;
 }
 
 export interface AppEnv {

@@ -50,11 +50,37 @@ export interface Storage {
   sharedBuckets?: SharedBuckets;
   /** Statistics: keeps the query planner's statistics fresh (jobs, every 10 minutes). SQLite: `PRAGMA optimize`; PostgreSQL: nothing (autovacuum does it). */
   refreshStatistics(): Promise<void>;
+  /**
+   * Statistics after a bulk load (docs/performance.md, "Plans right after a bulk load"): one
+   * pass that analyzes the tables a bulk load fills (`BulkTable` and the tables it brings
+   * along) when they have doubled since their statistics were taken (and hold at least
+   * 1,000 rows), and nothing otherwise. Cheap when nothing grew (SQLite: a `max(rowid)` per
+   * table and sqlite_stat1; PostgreSQL: pg_stat_user_tables), so src/jobs/statistics.ts calls
+   * it a moment after every bulk write and every few seconds. Never in a request's
+   * transaction. SQLite: ANALYZE with analysis_limit (src/storage/sqlite/statistics.ts);
+   * PostgreSQL: ANALYZE of those tables by one node at a time, under an advisory lock
+   * (src/storage/postgres/statistics.ts). Resolves to the tables it analyzed.
+   */
+  refreshGrownStatistics(): Promise<string[]>;
   /** Backup: `crm backup` (docs/cli.md §6.1). */
   backup: Backup;
   /** Reachable and fully migrated (/readyz); false, never a throw, when the database is down. */
   ready(): Promise<boolean>;
   close(): Promise<void>;
+}
+
+/** The tables whose bulk writes are reported (`BulkWrites`): each brings along the tables it fills (search terms, tags, events). */
+export type BulkTable = "contacts" | "interaction_logs";
+
+/**
+ * Where a bulk write says it happened (docs/performance.md, "Plans right after a bulk
+ * load"): the batch routes, imports and other loads call `noteRowsWritten` after writing
+ * many rows. It only schedules `Storage.refreshGrownStatistics` a moment later, outside any
+ * transaction, so it is safe to call anywhere, inside a unit of work included, and costs
+ * nothing measurable (src/jobs/statistics.ts).
+ */
+export interface BulkWrites {
+  noteRowsWritten(table: BulkTable, rows: number): void;
 }
 
 /** `crm backup FILE`: a consistent copy of the live database, also while the server runs. */

@@ -1,6 +1,7 @@
 import { CsvError, parseCsv } from "./csv.ts";
 import { mapHeader, type ColumnChoices, type HeaderPlan } from "./import-columns.ts";
 import { buildRow, contactTypeNames, type ContactTypeNames, type RowResult } from "./import-rows.ts";
+import type { BulkWrites } from "../storage/port.ts";
 import type { Db } from "../storage/schema.ts";
 import { inSavepoint, type UnitOfWork } from "../storage/unit-of-work.ts";
 import { ApiError } from "../errors.ts";
@@ -75,6 +76,8 @@ export interface ImportOptions {
   onRecord?(summary: Summary, bytesRead: number): void | Promise<void>;
   /** Asked after each record: true stops the read there, once the rows read so far are written (a server shutting down). */
   stopRequested?(): boolean;
+  /** Told after each batch of rows is written, so the planner's statistics follow the load (src/jobs/statistics.ts). */
+  statistics?: BulkWrites;
 }
 
 export interface ImportOutcome {
@@ -113,6 +116,7 @@ async function writeBatch(batch: Array<{ row: number; input: ContactInput }>, s:
     if (error.code === "ERR_QUOTA_EXCEEDED") s.quotaExhausted = true;
     s.skip(s.quotaExhausted ? { row, reason: QUOTA_REASON } : { row, reason: error.message, fieldName: error.fieldName });
   };
+  const createdBefore = s.created;
   let next = 0;
   while (next < batch.length) {
     try {
@@ -128,6 +132,7 @@ async function writeBatch(batch: Array<{ row: number; input: ContactInput }>, s:
     }
     await new Promise((resolve) => setTimeout(resolve, PAUSE_MS));
   }
+  if (!dryRun && s.created > createdBefore) o.statistics?.noteRowsWritten("contacts", s.created - createdBefore);
   batch.length = 0;
 }
 

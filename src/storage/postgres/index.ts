@@ -5,6 +5,7 @@ import { postgresBuckets } from "./buckets.ts";
 import { leasedClaims } from "./claims.ts";
 import { postgresMigrationsApplied } from "./migrate.ts";
 import { openPostgres } from "./open.ts";
+import { refreshGrownStatistics } from "./statistics.ts";
 import { PooledWrites } from "./writes.ts";
 
 /** How long /readyz waits for the database before answering 503. */
@@ -29,8 +30,9 @@ export async function openPostgresStorage(url: string, config: Config, options: 
     newWriteQueue: () => new PooledWrites(db),
     claims: leasedClaims(db),
     sharedBuckets: postgresBuckets(db),
-    // Autovacuum keeps PostgreSQL's statistics.
+    // Autovacuum keeps PostgreSQL's statistics; bulk loads are analyzed at once (statistics.ts).
     refreshStatistics: async () => {},
+    refreshGrownStatistics: () => refreshGrownStatistics(db),
     backup: {
       refusal: BACKUP_REFUSAL,
       copyInto: () => {

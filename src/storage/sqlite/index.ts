@@ -5,7 +5,7 @@ import { GroupCommit } from "./group-commit.ts";
 import { migrationsApplied } from "./migrate.ts";
 import { openDatabase } from "./open.ts";
 import { openReader } from "./reader.ts";
-import { refreshStatistics } from "./statistics.ts";
+import { refreshGrownStatistics, refreshStatistics } from "./statistics.ts";
 
 /**
  * The storage port on SQLite (`CRM_DB_PATH`, the embedded default; src/storage/port.ts):
@@ -22,6 +22,7 @@ export async function openSqliteStorage(config: Config, options: { reader?: bool
     newWriteQueue: () => new GroupCommit(database.db),
     claims: inProcessClaims(readerDb),
     refreshStatistics: () => refreshStatistics(database.db),
+    refreshGrownStatistics: () => refreshGrownStatistics(database.db),
     backup: {
       refusal: null,
       // One snapshot (in WAL mode writers go on meanwhile), written as a compact,
