@@ -140,19 +140,26 @@ export async function insertContactRow(db: Db, row: NewContactRow): Promise<numb
   return inserted!.id;
 }
 
-/**
- * Writes a changed contact and takes its version from `version` to the next
- * (docs/api.md §18.1); false when the stored row is no longer at `version` (a concurrent
- * change committed first), and nothing was written.
- */
-export async function updateContactRow(db: Db, id: number, row: Partial<NewContactRow>, version: number): Promise<boolean> {
-  const result = await db
+/** The columns a changed contact's write sets: all it has but its keys and creation time (compiled once, below). */
+const UPDATED_COLUMNS = CONTACT_COLUMNS.filter((c) => c !== "project_id" && c !== "created_at");
+
+const updateContact = preparedQuery<unknown[], { id: number }>(UPDATED_COLUMNS.length + 3, (db, ...slots) =>
+  db
     .updateTable("contacts")
-    .set({ ...row, version: version + 1 })
-    .where("id", "=", id)
-    .where("version", "=", version)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+    .set({ ...Object.fromEntries(UPDATED_COLUMNS.map((column, i) => [column, slots[i]])), version: slots[UPDATED_COLUMNS.length] } as never)
+    .where("id", "=", slots[UPDATED_COLUMNS.length + 1] as never)
+    .where("version", "=", slots[UPDATED_COLUMNS.length + 2] as never)
+    .returning("id"),
+);
+
+/**
+ * Writes a changed contact (every column of `row`) and takes its version from `version`
+ * to the next (docs/api.md §18.1); false when the stored row is no longer at `version` (a
+ * concurrent change committed first), and nothing was written.
+ */
+export async function updateContactRow(db: Db, id: number, row: Omit<NewContactRow, "created_at">, version: number): Promise<boolean> {
+  const updated = await updateContact(db, ...UPDATED_COLUMNS.map((column) => row[column] ?? null), version + 1, id, version);
+  return updated.length === 1;
 }
 
 /** A number held by a contact, or once held by an erased one (docs/import-export.md §3: never given again). */
@@ -187,21 +194,31 @@ export async function insertSearchTerms(db: Db, projectId: string, contact: Orde
   await insertSearchTermRows(db, terms.map((term) => [projectId, term, contact.id, termHead(term), contact.updatedAt, contact.contactNumber]));
 }
 
+// The statements of a contact's update, compiled once: Kysely's building and SQLite's
+// compiling of each cost more than running it (src/storage/prepared.ts).
+const deleteTagsOf = preparedQuery<[number], never>(1, (db, id) => db.deleteFrom("contact_tags").where("contact_id", "=", id));
+const deleteTermsOf = preparedQuery<[number], never>(1, (db, id) => db.deleteFrom("contact_search_terms").where("contact_id", "=", id));
+const orderKeysOfTags = preparedQuery<[string, number, number], never>(3, (db, updatedAt, contactNumber, id) =>
+  db.updateTable("contact_tags").set({ updated_at: updatedAt, contact_number: contactNumber }).where("contact_id", "=", id),
+);
+const orderKeysOfTerms = preparedQuery<[string, number, number], never>(3, (db, updatedAt, contactNumber, id) =>
+  db.updateTable("contact_search_terms").set({ updated_at: updatedAt, contact_number: contactNumber }).where("contact_id", "=", id),
+);
+
 export async function replaceContactTags(db: Db, contact: OrderKeys, tagIds: string[]): Promise<void> {
-  await db.deleteFrom("contact_tags").where("contact_id", "=", contact.id).execute();
+  await deleteTagsOf(db, contact.id);
   await insertContactTags(db, contact, tagIds);
 }
 
 export async function replaceSearchTerms(db: Db, projectId: string, contact: OrderKeys, terms: string[]): Promise<void> {
-  await db.deleteFrom("contact_search_terms").where("contact_id", "=", contact.id).execute();
+  await deleteTermsOf(db, contact.id);
   await insertSearchTerms(db, projectId, contact, terms);
 }
 
 /** Keeps the copied order keys of tag and term rows in step with the contact. */
 export async function syncOrderKeys(db: Db, contact: OrderKeys): Promise<void> {
-  const keys = { updated_at: contact.updatedAt, contact_number: contact.contactNumber };
-  await db.updateTable("contact_tags").set(keys).where("contact_id", "=", contact.id).execute();
-  await db.updateTable("contact_search_terms").set(keys).where("contact_id", "=", contact.id).execute();
+  await orderKeysOfTags(db, contact.updatedAt, contact.contactNumber, contact.id);
+  await orderKeysOfTerms(db, contact.updatedAt, contact.contactNumber, contact.id);
 }
 
 /**
@@ -235,8 +252,13 @@ export async function moveContactCounterPast(db: Db, projectId: string, n: numbe
     .execute();
 }
 
+const regionOf = preparedQuery<[string], { default_region: string }>(1, (db, projectId) =>
+  db.selectFrom("projects").select("default_region").where("id", "=", projectId),
+);
+
 export async function projectRegion(db: Db, projectId: string): Promise<string> {
-  const row = await db.selectFrom("projects").select("default_region").where("id", "=", projectId).executeTakeFirstOrThrow();
+  const [row] = await regionOf(db, projectId);
+  if (!row) throw new Error(`no project ${projectId}`);
   return row.default_region;
 }
 
@@ -245,8 +267,14 @@ export async function projectRegion(db: Db, projectId: string): Promise<string> 
  * lowest first. Sorted here, not by ORDER BY: that tempted SQLite to walk the project's
  * contacts in number order instead of looking the key up in its index.
  */
+const byMatchKey = (column: "email_key" | "phone_key") =>
+  preparedQuery<[string, string, number], { contact_number: number }>(3, (db, projectId, value, limit) =>
+    db.selectFrom("contacts").select("contact_number").where("project_id", "=", projectId).where(column, "=", value).limit(limit),
+  );
+const matchKeyQueries = { email_key: byMatchKey("email_key"), phone_key: byMatchKey("phone_key") };
+
 export async function contactNumbersByMatchKey(db: Db, projectId: string, column: "email_key" | "phone_key", value: string, limit: number) {
-  const rows = await db.selectFrom("contacts").select("contact_number").where("project_id", "=", projectId).where(column, "=", value).limit(limit).execute();
+  const rows = await matchKeyQueries[column](db, projectId, value, limit);
   return rows.map((r) => Number(r.contact_number)).sort((a, b) => a - b);
 }
 

@@ -1,4 +1,5 @@
 import { ApiError, validationError } from "../errors.ts";
+import { preparedQuery } from "../storage/prepared.ts";
 import type { Db } from "../storage/schema.ts";
 
 /**
@@ -15,13 +16,12 @@ export interface UniqueField {
 /** A unique value is an index key: long texts would not fit PostgreSQL's index rows. */
 export const MAX_UNIQUE_VALUE_LENGTH = 255;
 
+const uniqueFieldsOfProject = preparedQuery<[string], UniqueField>(1, (db, projectId) =>
+  db.selectFrom("custom_fields").select(["id", "title"]).where("project_id", "=", projectId).where("is_unique", "=", 1),
+);
+
 export async function uniqueFieldsOf(db: Db, projectId: string): Promise<UniqueField[]> {
-  return db
-    .selectFrom("custom_fields")
-    .select(["id", "title"])
-    .where("project_id", "=", projectId)
-    .where("is_unique", "=", 1)
-    .execute();
+  return uniqueFieldsOfProject(db, projectId);
 }
 
 /** The trimmed value a custom-field value is matched and kept unique by; null when empty. */

@@ -41,6 +41,7 @@ export async function openDatabase(path: string, synchronous: "NORMAL" | "FULL")
   raw.exec("PRAGMA foreign_keys = ON");
   raw.exec("PRAGMA cache_size = -8192");
   raw.exec("PRAGMA secure_delete = ON");
+  raw.exec("PRAGMA temp_store = MEMORY");
   migrate(raw);
   refreshStatisticsAtOpen(raw); // planner statistics for a database filled through the API (src/storage/sqlite/statistics.ts)
   const db = new Kysely<Database>({ dialect: raw.dialect });
