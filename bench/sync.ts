@@ -15,6 +15,8 @@
  *    emails, half existing;
  * 4. `PUT /v1/contacts?matchOn=email` p95 at one connection (half new, half existing).
  *
+ * Before the load the project holds one contact and the server is restarted, so statistics
+ * are taken of a one-row table (the cold start that made searches ~500 ms after a load).
  * Nobody runs ANALYZE: the statistics are the server's own (src/jobs/statistics.ts). The
  * project is made by the admin CLI with its limits out of the way (rate per minute, creates
  * and batch items per hour). Ratios are what to compare: the machine is shared (2 cores).
@@ -173,9 +175,15 @@ async function runOn(backend: Backend, env: Record<string, string>): Promise<Bac
   const project = cli(["project", "create", "--name", `sync-${backend}`, "--rate-limit-per-minute", "1000000000",
     "--contact-creates-per-hour", "1000000000", "--batch-items-per-hour", "1000000000"]);
   const key = cli(["key", "create", "--project", project.id, "--scopes", "contacts:read,contacts:write"]);
-  const server: Server = await startServer({
+  const start = () => startServer({
     env: { ...env, CRM_BOOTSTRAP: "false", CRM_LOG_LEVEL: "info" }, stdout: join(tmp, `${backend}.log`), ready: "/readyz", name: `crm (${backend})`, children,
   });
+  // The cold start of the issue: one contact, then a restart, so the statistics taken at open
+  // see a one-row table (docs/performance.md, "Plans right after a bulk load").
+  const first = await start();
+  await call({ url: first.url, key: key.key }, "POST", "/contacts", { firstName: "First", email: "first@sync.example.com" });
+  await first.stop();
+  const server: Server = await start();
   const c = { url: server.url, key: key.key as string };
   try {
     log(`${backend}: creating ${N.toLocaleString("en")} contacts in batches of ${BATCH} (${CONNECTIONS} in flight)…`);
