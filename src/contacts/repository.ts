@@ -215,10 +215,10 @@ export async function replaceSearchTerms(db: Db, projectId: string, contact: Ord
   await insertSearchTerms(db, projectId, contact, terms);
 }
 
-/** Keeps the copied order keys of tag and term rows in step with the contact. */
-export async function syncOrderKeys(db: Db, contact: OrderKeys): Promise<void> {
-  await orderKeysOfTags(db, contact.updatedAt, contact.contactNumber, contact.id);
-  await orderKeysOfTerms(db, contact.updatedAt, contact.contactNumber, contact.id);
+/** Keeps the copied order keys of tag and term rows in step with the contact (`which`: the rows not just written anew). */
+export async function syncOrderKeys(db: Db, contact: OrderKeys, which = { tags: true, terms: true }): Promise<void> {
+  if (which.tags) await orderKeysOfTags(db, contact.updatedAt, contact.contactNumber, contact.id);
+  if (which.terms) await orderKeysOfTerms(db, contact.updatedAt, contact.contactNumber, contact.id);
 }
 
 /**

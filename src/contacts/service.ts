@@ -114,11 +114,12 @@ export async function patchContact(db: Db, projectId: string, contactNumber: num
     await claimUniqueValues(db, projectId, row.id, uniqueValues, uniqueFields);
   }
   const keys = { id: row.id, updatedAt: now, contactNumber: after.contactNumber };
-  if (changed.includes("tags")) await repo.replaceContactTags(db, keys, after.tagIds);
-  if (changed.some((f) => ["firstName", "lastName", "businessName", "email", "contactId"].includes(f))) {
-    await repo.replaceSearchTerms(db, projectId, keys, termsOf(after));
-  }
-  await repo.syncOrderKeys(db, keys);
+  // Rows written anew carry the new order keys already; the others are brought in step.
+  const tagsRewritten = changed.includes("tags");
+  const termsRewritten = changed.some((f) => ["firstName", "lastName", "businessName", "email", "contactId"].includes(f));
+  if (tagsRewritten) await repo.replaceContactTags(db, keys, after.tagIds);
+  if (termsRewritten) await repo.replaceSearchTerms(db, projectId, keys, termsOf(after));
+  await repo.syncOrderKeys(db, keys, { tags: !tagsRewritten, terms: !termsRewritten });
   const contact = await loadContact(db, projectId, after.contactNumber);
   const previousContactId = changed.includes("contactId") ? { previousContactId: formatContactId(before.contactNumber) } : {};
   await recordEvent(db, projectId, "contact.updated", { contact, changedFields: changed, ...previousContactId }, now);

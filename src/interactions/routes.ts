@@ -82,6 +82,7 @@ interactionRoutes.openapi(
   }),
   async (c) => {
     const answer = await applyInteractionBatch(c.get("db"), c.get("caller").projectId, c.req.valid("json"), isoNow(c.get("deps").clock));
+    c.get("deps").statistics.noteRowsWritten("interaction_logs", answer.summary.created);
     return c.json(answer, 200);
   },
 );
