@@ -955,11 +955,8 @@ export interface components {
              * @enum {string}
              */
             tags?: "replace" | "add";
-            /**
-             * @description All or nothing: if any item fails, nothing is written and the answer is 422 ERR_BATCH_REJECTED.
-             * @default false
-             */
-            atomic: boolean;
+            /** @description Default false. All or nothing: if any item fails, nothing is written and the answer is 422 ERR_BATCH_REJECTED. */
+            atomic?: boolean;
             /** @description 1 to 1000 items, each validated and applied as the single call's body would be. */
             items: unknown[];
         };
@@ -1008,7 +1005,7 @@ export interface components {
             firstName?: string | null;
             lastName?: string | null;
             /**
-             * Format: email
+             * @description An email address; surrounding whitespace is trimmed before it is checked and stored.
              * @example ada@example.com
              */
             email?: string | null;
@@ -1113,7 +1110,7 @@ export interface components {
             firstName?: string | null;
             lastName?: string | null;
             /**
-             * Format: email
+             * @description An email address; surrounding whitespace is trimmed before it is checked and stored.
              * @example ada@example.com
              */
             email?: string | null;
@@ -1218,11 +1215,8 @@ export interface components {
          *     }
          */
         InteractionBatch: {
-            /**
-             * @description All or nothing: if any item fails, nothing is written and the answer is 422 ERR_BATCH_REJECTED.
-             * @default false
-             */
-            atomic: boolean;
+            /** @description Default false. All or nothing: if any item fails, nothing is written and the answer is 422 ERR_BATCH_REJECTED. */
+            atomic?: boolean;
             /** @description 1 to 1000 items, each validated and applied as the single call's body would be. */
             items: unknown[];
         };
@@ -1416,10 +1410,15 @@ export interface components {
     responses: never;
     parameters: {
         /**
-         * @description Makes a retry of this POST safe for 24 hours: a repeat with the same key and body answers the stored response (Idempotent-Replayed: true); the same key with another body is 422; while the first is in flight, 409.
+         * @description Makes a retry of this POST or PUT safe for 24 hours: a repeat with the same key and body answers the stored response (Idempotent-Replayed: true); the same key with another body is 422; while the first is in flight, 409.
          * @example 5f0c6a8e-3f1d-4d8b-9a55-2b7c1e0d4f7a
          */
         IdempotencyKey: string;
+        /**
+         * @description Makes the write conditional (docs/api.md §18.1): "<version>" (or a list of them, or *) the contact must still have; else 412 ERR_PRECONDITION_FAILED and nothing is written. A weak tag never matches.
+         * @example "3"
+         */
+        IfMatch: string;
     };
     requestBodies: never;
     headers: {
@@ -1478,7 +1477,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry of this POST safe for 24 hours: a repeat with the same key and body answers the stored response (Idempotent-Replayed: true); the same key with another body is 422; while the first is in flight, 409.
+                 * @description Makes a retry of this POST or PUT safe for 24 hours: a repeat with the same key and body answers the stored response (Idempotent-Replayed: true); the same key with another body is 422; while the first is in flight, 409.
                  * @example 5f0c6a8e-3f1d-4d8b-9a55-2b7c1e0d4f7a
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -2499,7 +2498,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry of this POST safe for 24 hours: a repeat with the same key and body answers the stored response (Idempotent-Replayed: true); the same key with another body is 422; while the first is in flight, 409.
+                 * @description Makes a retry of this POST or PUT safe for 24 hours: a repeat with the same key and body answers the stored response (Idempotent-Replayed: true); the same key with another body is 422; while the first is in flight, 409.
                  * @example 5f0c6a8e-3f1d-4d8b-9a55-2b7c1e0d4f7a
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -2978,7 +2977,18 @@ export interface operations {
                 /** @description replace: the body's tags replace the contact's (default); add: they join them. */
                 tags?: "replace" | "add";
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the write conditional (docs/api.md §18.1): "<version>" (or a list of them, or *) the contact must still have; else 412 ERR_PRECONDITION_FAILED and nothing is written. A weak tag never matches.
+                 * @example "3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+                /**
+                 * @description Makes a retry of this POST or PUT safe for 24 hours: a repeat with the same key and body answers the stored response (Idempotent-Replayed: true); the same key with another body is 422; while the first is in flight, 409.
+                 * @example 5f0c6a8e-3f1d-4d8b-9a55-2b7c1e0d4f7a
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -3036,6 +3046,7 @@ export interface operations {
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3097,6 +3108,7 @@ export interface operations {
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3220,6 +3232,7 @@ export interface operations {
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3390,7 +3403,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry of this POST safe for 24 hours: a repeat with the same key and body answers the stored response (Idempotent-Replayed: true); the same key with another body is 422; while the first is in flight, 409.
+                 * @description Makes a retry of this POST or PUT safe for 24 hours: a repeat with the same key and body answers the stored response (Idempotent-Replayed: true); the same key with another body is 422; while the first is in flight, 409.
                  * @example 5f0c6a8e-3f1d-4d8b-9a55-2b7c1e0d4f7a
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -3919,7 +3932,13 @@ export interface operations {
     updateContact: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the write conditional (docs/api.md §18.1): "<version>" (or a list of them, or *) the contact must still have; else 412 ERR_PRECONDITION_FAILED and nothing is written. A weak tag never matches.
+                 * @example "3"
+                 */
+                "If-Match"?: components["parameters"]["IfMatch"];
+            };
             path: {
                 contactId: string;
             };
@@ -4466,7 +4485,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry of this POST safe for 24 hours: a repeat with the same key and body answers the stored response (Idempotent-Replayed: true); the same key with another body is 422; while the first is in flight, 409.
+                 * @description Makes a retry of this POST or PUT safe for 24 hours: a repeat with the same key and body answers the stored response (Idempotent-Replayed: true); the same key with another body is 422; while the first is in flight, 409.
                  * @example 5f0c6a8e-3f1d-4d8b-9a55-2b7c1e0d4f7a
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -4778,7 +4797,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry of this POST safe for 24 hours: a repeat with the same key and body answers the stored response (Idempotent-Replayed: true); the same key with another body is 422; while the first is in flight, 409.
+                 * @description Makes a retry of this POST or PUT safe for 24 hours: a repeat with the same key and body answers the stored response (Idempotent-Replayed: true); the same key with another body is 422; while the first is in flight, 409.
                  * @example 5f0c6a8e-3f1d-4d8b-9a55-2b7c1e0d4f7a
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -5217,7 +5236,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry of this POST safe for 24 hours: a repeat with the same key and body answers the stored response (Idempotent-Replayed: true); the same key with another body is 422; while the first is in flight, 409.
+                 * @description Makes a retry of this POST or PUT safe for 24 hours: a repeat with the same key and body answers the stored response (Idempotent-Replayed: true); the same key with another body is 422; while the first is in flight, 409.
                  * @example 5f0c6a8e-3f1d-4d8b-9a55-2b7c1e0d4f7a
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -6104,7 +6123,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry of this POST safe for 24 hours: a repeat with the same key and body answers the stored response (Idempotent-Replayed: true); the same key with another body is 422; while the first is in flight, 409.
+                 * @description Makes a retry of this POST or PUT safe for 24 hours: a repeat with the same key and body answers the stored response (Idempotent-Replayed: true); the same key with another body is 422; while the first is in flight, 409.
                  * @example 5f0c6a8e-3f1d-4d8b-9a55-2b7c1e0d4f7a
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -6338,7 +6357,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry of this POST safe for 24 hours: a repeat with the same key and body answers the stored response (Idempotent-Replayed: true); the same key with another body is 422; while the first is in flight, 409.
+                 * @description Makes a retry of this POST or PUT safe for 24 hours: a repeat with the same key and body answers the stored response (Idempotent-Replayed: true); the same key with another body is 422; while the first is in flight, 409.
                  * @example 5f0c6a8e-3f1d-4d8b-9a55-2b7c1e0d4f7a
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -6583,7 +6602,7 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Makes a retry of this POST safe for 24 hours: a repeat with the same key and body answers the stored response (Idempotent-Replayed: true); the same key with another body is 422; while the first is in flight, 409.
+                 * @description Makes a retry of this POST or PUT safe for 24 hours: a repeat with the same key and body answers the stored response (Idempotent-Replayed: true); the same key with another body is 422; while the first is in flight, 409.
                  * @example 5f0c6a8e-3f1d-4d8b-9a55-2b7c1e0d4f7a
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
