@@ -38,8 +38,9 @@ describe("failed-authentication limit", () => {
     expect(Number(retry)).toBeLessThanOrEqual(60);
     expect(Number(retry)).toBeGreaterThanOrEqual(Math.max(1, Math.floor(60 - elapsed)));
     expect(limited.headers.get("x-request-id")).toMatch(/^req_/);
-    // No key, no bucket: a 429 of this limit carries no RateLimit headers (docs/decisions.md).
-    expect(limited.headers.get("ratelimit-limit")).toBeNull();
+    // The document lists the RateLimit headers on every 429: this one's describe the failed-authentication limit (docs/api.md §2.3).
+    expect(limited.headers.get("ratelimit-limit")).toBe("30");
+    expect(limited.headers.get("ratelimit-remaining")).toBe("0");
   }, 60_000);
 
   test("past the limit, every kind of failed authentication is 429 too (a missing, malformed or unknown key), and a valid key is still answered", async () => {
