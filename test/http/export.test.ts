@@ -251,7 +251,7 @@ describe("crm export (docs/import-export.md §2)", () => {
     const imported = [...items].sort((a, b) => contactNumber(a) - contactNumber(b));
     const titleOf = (cf: Record<string, string>) => Object.fromEntries(Object.entries(cf).map(([title, id]) => [id, title]));
     const comparable = (c: any, titles: Record<string, string>) => {
-      const { contactId: _, createdAt: __, updatedAt: ___, duplicateSignal: ____, tags, contactType, customFields, ...rest } = c;
+      const { contactId: _, createdAt: __, updatedAt: ___, duplicateSignal: ____, version: _____, tags, contactType, customFields, ...rest } = c;
       return {
         ...rest,
         tags: tags.map((t: any) => t.name),
