@@ -168,6 +168,15 @@ describe("PUT /contacts: create or update by matchOn", () => {
     expectError(post, "ERR_UNSUPPORTED_MEDIA_TYPE");
   });
 
+  test("an upsert never matches a contact of another project: the same email creates one in the key's own", async () => {
+    const email = unique("tenant");
+    const a = await put({ email, firstName: "Mine" });
+    const other = await srv.newProject();
+    const b = await other.api("PUT", "/contacts", { query: { matchOn: "email" }, body: { email, lastName: "Theirs" } });
+    expectStatus(b, 201);
+    expect((await api("GET", `/contacts/${a.json.contactId}`)).json.lastName).toBeNull();
+  });
+
   test("a create past the contact quota is 402; an update is not", async () => {
     const project = await srv.newProject({ contactQuota: 1 });
     const email = unique("quota");

@@ -27,7 +27,9 @@ type Kind =
   /** About the key itself: B gets 200 and its own project. */
   | "self"
   /** Takes no key (docs/api.md §3): the key cannot move the request into its own project. */
-  | "public";
+  | "public"
+  /** A batch naming A's contact (docs/api.md §18.4): B gets 200, and every item 404. */
+  | "batch";
 
 interface Ctx {
   /** A's ids by path parameter name. */
@@ -41,6 +43,8 @@ interface RouteSpec {
   scope: string | null | "public";
   kind: Kind;
   body?: (ctx: Ctx, side: "A" | "B") => unknown;
+  /** A query string the operation needs (PUT /contacts's matchOn). */
+  query?: string;
 }
 
 /** Every route of the OpenAPI document, with its scope (docs/api.md §3, §2, docs/webhooks.md §2). */
@@ -52,6 +56,14 @@ const ROUTES: Record<string, RouteSpec> = {
   "GET /custom-fields": { scope: "contacts:read", kind: "list" },
   "POST /contacts": { scope: "contacts:write", kind: "create", body: (_c, side) => ({ firstName: `Sweep${side}`, email: `sweep-${side.toLowerCase()}-${crypto.randomUUID().slice(0, 8)}@b.example.com` }) },
   "GET /contacts": { scope: "contacts:read", kind: "list" },
+  "PUT /contacts": {
+    scope: "contacts:write",
+    kind: "create",
+    query: "?matchOn=email",
+    body: (_c, side) => ({ firstName: `Upsert${side}`, email: `upsert-${side.toLowerCase()}-${crypto.randomUUID().slice(0, 8)}@b.example.com` }),
+  },
+  "POST /contacts/batch": { scope: "contacts:write", kind: "batch", body: (c) => ({ operation: "update", items: [{ contactId: c.params.contactId, notes: "hijacked" }] }) },
+  "POST /interactions/batch": { scope: "interactions:write", kind: "batch", body: (c) => ({ items: [{ contactId: c.params.contactId, type: "note", note: "hijacked" }] }) },
   "GET /contacts/{contactId}": { scope: "contacts:read", kind: "item" },
   "PATCH /contacts/{contactId}": { scope: "contacts:write", kind: "item", body: () => ({ notes: "hijacked" }) },
   "POST /contacts/{contactId}/interactions": { scope: "interactions:write", kind: "item", body: () => ({ type: "note", note: "hijacked" }) },
@@ -236,7 +248,7 @@ describe("project B's every-scope key never reaches project A's data", () => {
     const failures: string[] = [];
     for (const route of docRoutes) {
       const spec = ROUTES[route.key]!;
-      const path = pathFor(route, ctx.params);
+      const path = pathFor(route, ctx.params) + (spec.query ?? "");
       const body = spec.body?.(ctx, "B");
       const res = await bApi(route.method, path, { body });
       const where = `${route.method} ${path} → ${res.status} ${res.text.slice(0, 300)}`;
@@ -248,6 +260,9 @@ describe("project B's every-scope key never reaches project A's data", () => {
         if (res.status !== 200 || !Array.isArray(res.json?.data)) failures.push(`${where}: expected 200 with a list`);
       } else if (spec.kind === "create") {
         if (res.status !== 201) failures.push(`${where}: expected 201 in B's own project`);
+      } else if (spec.kind === "batch") {
+        const statuses = (res.json?.results ?? []).map((r: { status: number }) => r.status);
+        if (res.status !== 200 || statuses.length === 0 || statuses.some((st: number) => st !== 404)) failures.push(`${where}: expected 200 with every item 404`);
       } else if (spec.kind === "self") {
         if (res.status !== 200 || res.json?.projectId !== ctx.b.project.id) failures.push(`${where}: expected 200 naming B's project`);
       } else if (spec.kind === "public") {
@@ -373,7 +388,7 @@ describe("a key of project A without the route's scope is refused", () => {
     const failures: string[] = [];
     for (const route of docRoutes) {
       const spec = ROUTES[route.key]!;
-      const path = pathFor(route, ctx.params);
+      const path = pathFor(route, ctx.params) + (ROUTES[route.key]!.query ?? "");
       const body = spec.body?.(ctx, "A");
       if (spec.scope === "public") {
         const res = await makeApi(srv.baseUrl, async () => null)(route.method, path, { body });
@@ -404,7 +419,7 @@ describe("a key of project A without the route's scope is refused", () => {
     for (const route of ordered) {
       const spec = ROUTES[route.key]!;
       if (spec.scope === null || spec.scope === "public") continue;
-      const res = await makeApi(srv.baseUrl, async () => only.get(spec.scope!)!)(route.method, pathFor(route, params), { body: spec.body?.(ctx, "A") });
+      const res = await makeApi(srv.baseUrl, async () => only.get(spec.scope!)!)(route.method, pathFor(route, params) + (spec.query ?? ""), { body: spec.body?.(ctx, "A") });
       if (res.status < 200 || res.status >= 300) failures.push(`${route.key} with only ${spec.scope} → ${res.status} ${res.text.slice(0, 200)}`);
     }
     expect(failures).toEqual([]);
