@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { erasedShape } from "../lib/erased.ts";
 import { HTTP_URL_PATTERN, isEmail, isHttpUrl } from "../lib/formats.ts";
 import { cursorParam, limitParam, listEnvelope } from "../lib/pagination.ts";
 import { isoTimeSchema, timestampSchema } from "../lib/time.ts";
@@ -124,8 +125,16 @@ export const ContactReceiptSchema = z
 
 export type ContactReceipt = z.infer<typeof ContactReceiptSchema>;
 
-/** The answer of a contact write: the contact, or its receipt (docs/security.md §3). */
-export const ContactWriteAnswer = z.union([ContactSchema, ContactReceiptSchema]).openapi({}, { unionPreferredType: "oneOf" });
+/** A contact erased since the event or the stored answer (docs/import-export.md §3): its fields are null. */
+export const ErasedContact = z
+  .object(erasedShape(ContactSchema.shape, ["contactId"]))
+  .openapi("ErasedContact", { description: "The contact was erased (crm contact erase): every field but contactId is null." });
+
+/**
+ * The answer of a contact write: the contact, or its receipt (docs/security.md §3); an
+ * Idempotency-Key replay of a write whose contact was erased since, its erased shape.
+ */
+export const ContactWriteAnswer = z.union([ContactSchema, ContactReceiptSchema, ErasedContact]).openapi({}, { unionPreferredType: "oneOf" });
 
 export const ContactWithSignal = ContactSchema.extend({
   duplicateSignal: z.object({ emailMatches: z.number().int(), phoneMatches: z.number().int() }),

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { ContactSchema } from "../contacts/schemas.ts";
-import { InteractionLogSchema } from "../interactions/schemas.ts";
+import { ContactSchema, ErasedContact } from "../contacts/schemas.ts";
+import { ErasedInteractionLog, InteractionLogSchema } from "../interactions/schemas.ts";
 import { timestampSchema } from "../lib/time.ts";
 import type { EventType } from "./catalog.ts";
 
@@ -9,19 +9,6 @@ import type { EventType } from "./catalog.ts";
  * payload holds. `recordEvent` takes data of these types, and the OpenAPI document's
  * `webhooks` section and GET /events show them (docs/api.md §16).
  */
-/** Every field but `id`/`contactId` null (z.null()), for the shapes of an erased contact. */
-const nulled = <S extends z.ZodRawShape>(shape: S, kept: readonly string[]) =>
-  Object.fromEntries(Object.keys(shape).map((key) => [key, kept.includes(key) ? shape[key]! : z.null()])) as { [K in keyof S]: z.ZodType };
-
-/** A contact erased since the event (docs/import-export.md §3): the event stays, its contact fields are null. */
-const ErasedContact = z
-  .object(nulled(ContactSchema.shape, ["contactId"]))
-  .openapi("ErasedContact", { description: "The contact was erased (crm contact erase): every field but contactId is null." });
-
-const ErasedInteractionLog = z
-  .object(nulled(InteractionLogSchema.shape, ["id", "contactId"]))
-  .openapi("ErasedInteractionLog", { description: "The log's contact was erased: every field but id and contactId is null." });
-
 const EventContact = z.union([ContactSchema, ErasedContact]);
 
 const ContactCreatedData = z.object({ contact: EventContact }).openapi("ContactCreatedData");

@@ -5,7 +5,7 @@ import { requireContactNumber } from "../contacts/service.ts";
 import type { AppEnv } from "../http/env.ts";
 import { commonErrors, errors, json, jsonRequest, reading, security, writing } from "../http/openapi.ts";
 import { isoNow } from "../lib/time.ts";
-import { CreateInteractionBody, InteractionList, InteractionLogSchema, InteractionReplayAnswer, ListInteractionsQuery } from "./schemas.ts";
+import { CreateInteractionBody, InteractionCreatedAnswer, InteractionList, InteractionReplayAnswer, ListInteractionsQuery } from "./schemas.ts";
 import { createInteraction, listInteractions } from "./service.ts";
 import { applyInteractionBatch, InteractionBatchAnswer, InteractionBatchBody } from "./batch.ts";
 import { takeItemsOf } from "../contacts/batch-routes.ts";
@@ -27,7 +27,7 @@ interactionRoutes.openapi(
     middleware: writing("interactions:write"),
     request: { params: ContactIdParam, body: jsonRequest(CreateInteractionBody) },
     responses: {
-      201: json(InteractionLogSchema, "Created."),
+      201: json(InteractionCreatedAnswer, "Created."),
       200: json(
         InteractionReplayAnswer,
         "Replay of a uniqueIdentifier: the stored log; to a key without contacts:read, only its receipt (InteractionLogReceipt: id, contactId, createdAt).",

@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { cursorParam, limitParam, listEnvelope } from "../lib/pagination.ts";
+import { erasedShape } from "../lib/erased.ts";
 import { isoTimeSchema, timestampSchema } from "../lib/time.ts";
 
 
@@ -81,8 +82,21 @@ export const InteractionLogReceiptSchema = z
 
 export type InteractionLogReceipt = z.infer<typeof InteractionLogReceiptSchema>;
 
-/** The answer of a uniqueIdentifier replay: the stored log, or its receipt (docs/security.md §3). */
-export const InteractionReplayAnswer = z.union([InteractionLogSchema, InteractionLogReceiptSchema]).openapi({}, { unionPreferredType: "oneOf" });
+/** A log whose contact was erased since (docs/import-export.md §3): every field but its ids is null. */
+export const ErasedInteractionLog = z
+  .object(erasedShape(InteractionLogSchema.shape, ["id", "contactId"]))
+  .openapi("ErasedInteractionLog", { description: "The log's contact was erased: every field but id and contactId is null." });
+
+/**
+ * The answer of a uniqueIdentifier replay: the stored log, or its receipt (docs/security.md §3);
+ * the erased shape for an Idempotency-Key replay of a log whose contact was erased since.
+ */
+export const InteractionReplayAnswer = z
+  .union([InteractionLogSchema, InteractionLogReceiptSchema, ErasedInteractionLog])
+  .openapi({}, { unionPreferredType: "oneOf" });
+
+/** The answer of a created log: the log; its erased shape as InteractionReplayAnswer says. */
+export const InteractionCreatedAnswer = z.union([InteractionLogSchema, ErasedInteractionLog]).openapi({}, { unionPreferredType: "oneOf" });
 
 export const ListInteractionsQuery = z.object({
   interactionTypeId: z.string().optional().openapi({ description: 'An interaction type id, or "note".' }),

@@ -22,7 +22,7 @@ import { until } from "../helpers/until.ts";
 /** Every table of the data, as the brief of docs/scaling.md §6 lists them (schema_migrations is bookkeeping). */
 const TABLES = [
   "settings", "projects", "api_keys", "contact_types", "interaction_types", "custom_fields", "tags", "contacts",
-  "contact_tags", "contact_search_terms", "interaction_logs", "events", "idempotency_records", "webhooks",
+  "contact_tags", "contact_search_terms", "contact_unique_values", "interaction_logs", "events", "idempotency_records", "webhooks",
   "deliveries", "delivery_attempts", "forms", "form_submissions", "admins", "admin_imports", "erased_contacts",
 ];
 const SECRET_KEY = Buffer.alloc(32, 7).toString("base64");
@@ -143,8 +143,9 @@ beforeAll(async () => {
   before.hookSecret = hook.json.secret;
 
   const colour = (await srv.cli(["custom-field", "create", "--project", srv.projectId, "--title", "Colour", "--type", "select", "--options", "red,blue", "--json"])).id;
+  const externalId = (await srv.cli(["custom-field", "create", "--project", srv.projectId, "--title", "External ID", "--type", "text", "--unique", "--json"])).id;
   const people = [
-    { firstName: "Marigold", lastName: "Quillfeather", email: "marigold@example.com", tags: ["vip", "north"], customFields: { [colour]: "red" } },
+    { firstName: "Marigold", lastName: "Quillfeather", email: "marigold@example.com", tags: ["vip", "north"], customFields: { [colour]: "red", [externalId]: "ext-1" } },
     { firstName: "Bartholomew", lastName: "Stone", phone: "+1 415 555 0101", tags: ["north"], customFields: { [colour]: "blue" } },
     { firstName: "Céline", lastName: "Ødegård", notes: "unicode survives", tags: ["Ünïcode"] },
     { businessName: "Acme Anvils", website: "https://acme.example", address: { city: "Springfield", country: "US" } },
