@@ -133,14 +133,14 @@ describe("Idempotency-Key on POST /webhooks/{id}/rotate-secret", () => {
     await rx.waitUntil((reqs) => reqs.some((r) => r.headers["x-service-event"] === "contact.created"), WAIT_MS, "the delivery");
     expect(rx.requests.map((r) => r.headers["x-service-event"])).toEqual(["contact.created"]);
   });
-  test("the same key with another body is 422 ERR_IDEMPOTENCY_KEY_REUSED, though the action reads no body (docs/api.md §8)", async () => {
+  test("the same key with a body is refused before the key is looked at: the action takes no body (422 body, docs/api.md §3.3), and nothing rotates again", async () => {
     const call = await oneKey();
     const rx = await receiver();
     const w = await createHook(rx.url, ["contact.created"], undefined, call);
     const headers = idemKey("rotate-body");
     const first = await call("POST", `/webhooks/${w.id}/rotate-secret`, { headers });
     expectStatus(first, 200);
-    expectError(await call("POST", `/webhooks/${w.id}/rotate-secret`, { headers, body: { reason: "again" } }), "ERR_IDEMPOTENCY_KEY_REUSED", "Idempotency-Key");
+    expectError(await call("POST", `/webhooks/${w.id}/rotate-secret`, { headers, body: { reason: "again" } }), "ERR_FORM_VALIDATION", "body");
     // Still rotated once: deliveries carry the first new secret and the original.
     await newContact({}, call);
     const [req] = await rx.waitFor(1);
