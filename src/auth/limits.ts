@@ -71,3 +71,21 @@ export async function takeContactCreate(c: Context<AppEnv>): Promise<void> {
     "Retry-After": String(decision.retryAfterSeconds),
   });
 }
+
+/**
+ * A batch's items take their tokens (docs/api.md §18.4) before its transaction opens, as
+ * every bucket is taken outside one; a body that does not validate takes none (the route's
+ * validation answers it). An Idempotency-Key replay never gets here: it takes nothing.
+ */
+export function takeItemsOfBatch(schema: { safeParse(value: unknown): { success: boolean; data?: { items: unknown[] } } }) {
+  return async (c: Context<AppEnv>) => {
+    let body: unknown;
+    try {
+      body = JSON.parse(c.get("rawBody") ?? "");
+    } catch {
+      return;
+    }
+    const parsed = schema.safeParse(body);
+    if (parsed.success) await takeBatchItems(c, parsed.data!.items.length);
+  };
+}

@@ -1,6 +1,5 @@
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
-import type { Context } from "hono";
-import { takeBatchItems } from "../auth/limits.ts";
+import { takeItemsOfBatch } from "../auth/limits.ts";
 import type { AppEnv } from "../http/env.ts";
 import { commonErrors, errors, json, jsonRequest, security, writing } from "../http/openapi.ts";
 import { isoNow } from "../lib/time.ts";
@@ -22,7 +21,7 @@ contactBatchRoutes.openapi(
       "Accepts an Idempotency-Key.",
     tags: ["Contacts"],
     security,
-    middleware: writing("contacts:write", { prepare: takeItemsOf(ContactBatchBody) }),
+    middleware: writing("contacts:write", { prepare: takeItemsOfBatch(ContactBatchBody) }),
     request: { body: jsonRequest(ContactBatchBody) },
     responses: {
       200: json(ContactBatchAnswer, "Every item's result, in order, and their counts."),
@@ -39,21 +38,3 @@ contactBatchRoutes.openapi(
     return c.json(answer, 200);
   },
 );
-
-/**
- * A batch's items take their tokens (docs/api.md §18.4) before its transaction opens, as
- * every bucket is taken outside one; a body that does not validate takes none (the route's
- * validation answers it). An Idempotency-Key replay never gets here: it takes nothing.
- */
-export function takeItemsOf(schema: { safeParse(value: unknown): { success: boolean; data?: { items: unknown[] } } }) {
-  return async (c: Context<AppEnv>) => {
-    let body: unknown;
-    try {
-      body = JSON.parse(c.get("rawBody") ?? "");
-    } catch {
-      return;
-    }
-    const parsed = schema.safeParse(body);
-    if (parsed.success) await takeBatchItems(c, parsed.data!.items.length);
-  };
-}

@@ -8,7 +8,7 @@ import { isoNow } from "../lib/time.ts";
 import { CreateInteractionBody, InteractionCreatedAnswer, InteractionList, InteractionReplayAnswer, ListInteractionsQuery } from "./schemas.ts";
 import { createInteraction, listInteractions } from "./service.ts";
 import { applyInteractionBatch, InteractionBatchAnswer, InteractionBatchBody } from "./batch.ts";
-import { takeItemsOf } from "../contacts/batch-routes.ts";
+import { takeItemsOfBatch } from "../auth/limits.ts";
 
 /** Interaction logs (docs/api.md §12). */
 export const interactionRoutes = new OpenAPIHono<AppEnv>();
@@ -76,7 +76,7 @@ interactionRoutes.openapi(
       "atomic: all or nothing (422 ERR_BATCH_REJECTED). Limits as POST /contacts/batch; accepts an Idempotency-Key.",
     tags,
     security,
-    middleware: writing("interactions:write", { prepare: takeItemsOf(InteractionBatchBody) }),
+    middleware: writing("interactions:write", { prepare: takeItemsOfBatch(InteractionBatchBody) }),
     request: { body: jsonRequest(InteractionBatchBody) },
     responses: { 200: json(InteractionBatchAnswer, "Every item's result, in order, and their counts."), ...commonErrors, 413: errors[413], 415: errors[415] },
   }),

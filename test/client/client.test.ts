@@ -23,12 +23,13 @@ let seq = 0;
 const uniqueEmail = () => `client${++seq}.${Date.now()}@example.com`;
 
 /**
- * The whole contact of a write's answer: the document types it `Contact | ContactReceipt`,
- * the receipt being for keys without contacts:read (docs/security.md §3); these keys have every scope.
+ * The whole contact of a write's answer: the document types it `Contact | ContactReceipt |
+ * ErasedContact`, the receipt being for keys without contacts:read (docs/security.md §3) and
+ * the erased shape for a replay after an erase; these keys have every scope.
  */
-function whole(answer: Schema<"Contact"> | Schema<"ContactReceipt">): Schema<"Contact"> {
-  if (!("identityType" in answer)) throw new Error(`a receipt, not the contact: ${JSON.stringify(answer)}`);
-  return answer;
+function whole(answer: Schema<"Contact"> | Schema<"ContactReceipt"> | Schema<"ErasedContact">): Schema<"Contact"> {
+  if (!("identityType" in answer) || typeof answer.identityType !== "string") throw new Error(`not the whole contact: ${JSON.stringify(answer)}`);
+  return answer as Schema<"Contact">;
 }
 
 /** A fresh project and a client of it (an every-scope key), recording what it sends. */
