@@ -130,11 +130,18 @@ export const ErasedContact = z
   .object(erasedShape(ContactSchema.shape, ["contactId"]))
   .openapi("ErasedContact", { description: "The contact was erased (crm contact erase): every field but contactId is null." });
 
+/** A receipt (docs/security.md §3) replayed after its contact was erased: its fields but contactId are null. */
+export const ErasedContactReceipt = z
+  .strictObject(erasedShape(ContactReceiptSchema.shape, ["contactId"]))
+  .openapi("ErasedContactReceipt", { description: "A receipt whose contact was erased since: every field but contactId is null." });
+
 /**
  * The answer of a contact write: the contact, or its receipt (docs/security.md §3); an
  * Idempotency-Key replay of a write whose contact was erased since, its erased shape.
  */
-export const ContactWriteAnswer = z.union([ContactSchema, ContactReceiptSchema, ErasedContact]).openapi({}, { unionPreferredType: "oneOf" });
+export const ContactWriteAnswer = z
+  .union([ContactSchema, ContactReceiptSchema, ErasedContact, ErasedContactReceipt])
+  .openapi({}, { unionPreferredType: "oneOf" });
 
 export const ContactWithSignal = ContactSchema.extend({
   duplicateSignal: z.object({ emailMatches: z.number().int(), phoneMatches: z.number().int() }),

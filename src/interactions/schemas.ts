@@ -87,12 +87,17 @@ export const ErasedInteractionLog = z
   .object(erasedShape(InteractionLogSchema.shape, ["id", "contactId"]))
   .openapi("ErasedInteractionLog", { description: "The log's contact was erased: every field but id and contactId is null." });
 
+/** A log receipt replayed after its contact was erased: its createdAt is null. */
+export const ErasedInteractionLogReceipt = z
+  .strictObject(erasedShape(InteractionLogReceiptSchema.shape, ["id", "contactId"]))
+  .openapi("ErasedInteractionLogReceipt", { description: "A log receipt whose contact was erased since: every field but id and contactId is null." });
+
 /**
  * The answer of a uniqueIdentifier replay: the stored log, or its receipt (docs/security.md §3);
  * the erased shape for an Idempotency-Key replay of a log whose contact was erased since.
  */
 export const InteractionReplayAnswer = z
-  .union([InteractionLogSchema, InteractionLogReceiptSchema, ErasedInteractionLog])
+  .union([InteractionLogSchema, InteractionLogReceiptSchema, ErasedInteractionLog, ErasedInteractionLogReceipt])
   .openapi({}, { unionPreferredType: "oneOf" });
 
 /** The answer of a created log: the log; its erased shape as InteractionReplayAnswer says. */

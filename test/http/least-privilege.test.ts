@@ -216,9 +216,14 @@ describe("what else stays the same", () => {
     const schemaOf = (path: string, method: string, status: string) => doc.paths[path][method].responses[status].content["application/json"].schema;
     const refs = (schema: any) => schema.oneOf.map((s: any) => s.$ref.split("/").pop());
     // The erased shapes: a stored answer replayed after its contact was erased (docs/import-export.md §3).
-    expect(refs(schemaOf("/contacts", "post", "201"))).toEqual(["Contact", "ContactReceipt", "ErasedContact"]);
-    expect(refs(schemaOf("/contacts/{contactId}", "patch", "200"))).toEqual(["Contact", "ContactReceipt", "ErasedContact"]);
-    expect(refs(schemaOf("/contacts/{contactId}/interactions", "post", "200"))).toEqual(["InteractionLog", "InteractionLogReceipt", "ErasedInteractionLog"]);
+    expect(refs(schemaOf("/contacts", "post", "201"))).toEqual(["Contact", "ContactReceipt", "ErasedContact", "ErasedContactReceipt"]);
+    expect(refs(schemaOf("/contacts/{contactId}", "patch", "200"))).toEqual(["Contact", "ContactReceipt", "ErasedContact", "ErasedContactReceipt"]);
+    expect(refs(schemaOf("/contacts/{contactId}/interactions", "post", "200"))).toEqual([
+      "InteractionLog",
+      "InteractionLogReceipt",
+      "ErasedInteractionLog",
+      "ErasedInteractionLogReceipt",
+    ]);
     expect(refs(schemaOf("/contacts/{contactId}/interactions", "post", "201"))).toEqual(["InteractionLog", "ErasedInteractionLog"]);
     const receipt = doc.components.schemas.ContactReceipt;
     expect({ keys: Object.keys(receipt.properties).sort(), required: [...receipt.required].sort(), closed: receipt.additionalProperties }).toEqual({

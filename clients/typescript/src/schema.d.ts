@@ -607,24 +607,24 @@ export interface components {
         ErasedContact: {
             /** @example CR-1 */
             contactId: string;
-            version?: null;
-            identityType?: null;
-            source?: null;
-            firstName?: null;
-            lastName?: null;
-            email?: null;
-            phone?: null;
-            businessName?: null;
-            website?: null;
-            address?: null;
-            contactType?: null;
-            tags?: null;
-            subscribed?: null;
-            smsSubscribed?: null;
-            notes?: null;
-            customFields?: null;
-            createdAt?: null;
-            updatedAt?: null;
+            version: null;
+            identityType: null;
+            source: null;
+            firstName: null;
+            lastName: null;
+            email: null;
+            phone: null;
+            businessName: null;
+            website: null;
+            address: null;
+            contactType: null;
+            tags: null;
+            subscribed: null;
+            smsSubscribed: null;
+            notes: null;
+            customFields: null;
+            createdAt: null;
+            updatedAt: null;
         };
         ContactUpdatedEvent: {
             /**
@@ -740,12 +740,12 @@ export interface components {
             /** @example il_4mZ0r1rV7m3cP2oW9yQeAa */
             id: string;
             contactId: string;
-            interactionType?: null;
-            note?: null;
-            fields?: null;
-            date?: null;
-            uniqueIdentifier?: null;
-            createdAt?: null;
+            interactionType: null;
+            note: null;
+            fields: null;
+            date: null;
+            uniqueIdentifier: null;
+            createdAt: null;
         };
         WebFormSubmittedEvent: {
             /**
@@ -984,6 +984,14 @@ export interface components {
              */
             updatedAt: string;
         };
+        /** @description A receipt whose contact was erased since: every field but contactId is null. */
+        ErasedContactReceipt: {
+            /** @example CR-1 */
+            contactId: string;
+            version: null;
+            createdAt: null;
+            updatedAt: null;
+        };
         /**
          * @example {
          *       "firstName": "Ada",
@@ -1167,6 +1175,14 @@ export interface components {
              * @example 2026-01-15T09:30:00.000Z
              */
             createdAt: string;
+        };
+        /** @description A log receipt whose contact was erased since: every field but id and contactId is null. */
+        ErasedInteractionLogReceipt: {
+            /** @example il_TajkCCpNUxYOmrqKA5vPU6 */
+            id: string;
+            /** @example CR-1 */
+            contactId: string;
+            createdAt: null;
         };
         /**
          * @example {
@@ -3091,7 +3107,7 @@ export interface operations {
                      *       "updatedAt": "2026-01-15T09:30:00.000Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["Contact"] | components["schemas"]["ContactReceipt"] | components["schemas"]["ErasedContact"];
+                    "application/json": components["schemas"]["Contact"] | components["schemas"]["ContactReceipt"] | components["schemas"]["ErasedContact"] | components["schemas"]["ErasedContactReceipt"];
                 };
             };
             /** @description The created contact. To a key without contacts:read, only the contact's receipt (ContactReceipt: contactId, version, createdAt, updatedAt). */
@@ -3153,7 +3169,7 @@ export interface operations {
                      *       "updatedAt": "2026-01-15T09:30:00.000Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["Contact"] | components["schemas"]["ContactReceipt"] | components["schemas"]["ErasedContact"];
+                    "application/json": components["schemas"]["Contact"] | components["schemas"]["ContactReceipt"] | components["schemas"]["ErasedContact"] | components["schemas"]["ErasedContactReceipt"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired API key. */
@@ -3491,7 +3507,7 @@ export interface operations {
                      *       "updatedAt": "2026-01-15T09:30:00.000Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["Contact"] | components["schemas"]["ContactReceipt"] | components["schemas"]["ErasedContact"];
+                    "application/json": components["schemas"]["Contact"] | components["schemas"]["ContactReceipt"] | components["schemas"]["ErasedContact"] | components["schemas"]["ErasedContactReceipt"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired API key. */
@@ -4030,7 +4046,7 @@ export interface operations {
                      *       "updatedAt": "2026-01-15T09:30:00.000Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["Contact"] | components["schemas"]["ContactReceipt"] | components["schemas"]["ErasedContact"];
+                    "application/json": components["schemas"]["Contact"] | components["schemas"]["ContactReceipt"] | components["schemas"]["ErasedContact"] | components["schemas"]["ErasedContactReceipt"];
                 };
             };
             /** @description Missing, malformed, unknown, revoked or expired API key. */
@@ -4538,7 +4554,7 @@ export interface operations {
                      *       "createdAt": "2026-01-15T09:31:02.114Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["InteractionLog"] | components["schemas"]["InteractionLogReceipt"] | components["schemas"]["ErasedInteractionLog"];
+                    "application/json": components["schemas"]["InteractionLog"] | components["schemas"]["InteractionLogReceipt"] | components["schemas"]["ErasedInteractionLog"] | components["schemas"]["ErasedInteractionLogReceipt"];
                 };
             };
             /** @description Created. */
