@@ -1,9 +1,8 @@
 import { z } from "@hono/zod-openapi";
 import { validationError } from "../errors.ts";
-import { validationFailure } from "../http/validation.ts";
-import { atomicFlag, batchItems, ItemErrorSchema, runBatch, summarise, type ItemOutcome } from "../lib/batch.ts";
+import { atomicFlag, batchItems, ItemErrorSchema, parseItem, runBatch, summarise, type ItemOutcome } from "../lib/batch.ts";
 import type { Db } from "../storage/schema.ts";
-import { CreateContactBody, matchOnSchema, PatchContactBody, tagsModeSchema, updateModeSchema, type ContactInput } from "./schemas.ts";
+import { CreateContactBody, matchOnSchema, PatchContactBody, tagsModeSchema, updateModeSchema } from "./schemas.ts";
 import { createContact, patchContact, requireContactNumber } from "./service.ts";
 import { upsertContact } from "./upsert.ts";
 
@@ -57,18 +56,18 @@ export async function applyContactBatch(db: Db, projectId: string, batch: Contac
   }
   const apply = async (item: unknown): Promise<ItemOutcome> => {
     if (batch.operation === "create") {
-      const contact = await createContact(db, projectId, parse(CreateContactBody, item), { now });
+      const contact = await createContact(db, projectId, parseItem(CreateContactBody, item), { now });
       return { status: 201, result: "created", contactId: contact.contactId };
     }
     if (batch.operation === "upsert") {
       const options = { matchOn: batch.matchOn!, update: batch.update ?? "merge", tags: batch.tags ?? "replace", now };
-      const { contact, result } = await upsertContact(db, projectId, parse(CreateContactBody, item), options);
+      const { contact, result } = await upsertContact(db, projectId, parseItem(CreateContactBody, item), options);
       return { status: result === "created" ? 201 : 200, result, contactId: contact.contactId };
     }
     // As PATCH checks them: the body first (422), then the contact (404).
-    if (!isObject(item)) parse(UpdateItemBody, item);
+    if (!isObject(item)) parseItem(UpdateItemBody, item);
     const { contactId, ...fields } = item as Record<string, unknown>;
-    const input = parse(UpdateItemBody, fields);
+    const input = parseItem(UpdateItemBody, fields);
     if (contactId === undefined) throw validationError("contactId", "contactId is required: it names the contact to update.");
     if (typeof contactId !== "string") throw validationError("contactId", "contactId must be a string.");
     const { contact, changed } = await patchContact(db, projectId, requireContactNumber(contactId), input, now);
@@ -79,10 +78,3 @@ export async function applyContactBatch(db: Db, projectId: string, batch: Contac
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
-
-/** An item's body checked by its single call's schema: the same 422 and fieldName. */
-function parse(schema: z.ZodType, item: unknown): ContactInput {
-  const parsed = schema.safeParse(item);
-  if (!parsed.success) throw validationFailure(parsed.error, { input: item, target: "json" });
-  return parsed.data as ContactInput;
-}

@@ -1,10 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import { validationError } from "../errors.ts";
-import { validationFailure } from "../http/validation.ts";
 import { requireContactNumber } from "../contacts/service.ts";
-import { atomicFlag, batchItems, ItemErrorSchema, runBatch, summarise, type ItemOutcome } from "../lib/batch.ts";
+import { atomicFlag, batchItems, ItemErrorSchema, parseItem, runBatch, summarise, type ItemOutcome } from "../lib/batch.ts";
 import type { Db } from "../storage/schema.ts";
-import { CreateInteractionBody, type CreateInteractionInput } from "./schemas.ts";
+import { CreateInteractionBody } from "./schemas.ts";
 import { createInteraction } from "./service.ts";
 
 /** POST /interactions/batch (docs/api.md §18.4): each item is a log with its contactId. */
@@ -43,9 +42,9 @@ export const InteractionBatchAnswer = z
  */
 export async function applyInteractionBatch(db: Db, projectId: string, batch: z.infer<typeof InteractionBatchBody>, now: string) {
   const apply = async (item: unknown): Promise<ItemOutcome> => {
-    if (typeof item !== "object" || item === null || Array.isArray(item)) parse(item);
+    if (typeof item !== "object" || item === null || Array.isArray(item)) parseItem(CreateInteractionBody, item);
     const { contactId, ...fields } = item as Record<string, unknown>;
-    const input = parse(fields);
+    const input = parseItem(CreateInteractionBody, fields);
     if (contactId === undefined) throw validationError("contactId", "contactId is required: it names the contact the log belongs to.");
     if (typeof contactId !== "string") throw validationError("contactId", "contactId must be a string.");
     const { log, created } = await createInteraction(db, projectId, requireContactNumber(contactId), input, now);
@@ -53,10 +52,4 @@ export async function applyInteractionBatch(db: Db, projectId: string, batch: z.
   };
   const results = await runBatch(db, batch.items, batch.atomic, apply);
   return { results, summary: summarise(results, LOG_OUTCOMES) } as z.infer<typeof InteractionBatchAnswer>;
-}
-
-function parse(item: unknown): CreateInteractionInput {
-  const parsed = CreateInteractionBody.safeParse(item);
-  if (!parsed.success) throw validationFailure(parsed.error, { input: item, target: "json" });
-  return parsed.data;
 }

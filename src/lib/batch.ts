@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { ApiError } from "../errors.ts";
+import { validationFailure } from "../http/validation.ts";
 import type { Db } from "../storage/schema.ts";
 import { inSavepoint } from "../storage/unit-of-work.ts";
 
@@ -89,4 +90,11 @@ export function summarise<K extends string>(results: readonly ItemResult[], outc
     if (key in summary) summary[key] += 1;
   }
   return summary;
+}
+
+/** An item checked by its single call's body schema: the same 422, message and fieldName as that call. */
+export function parseItem<T extends z.ZodType>(schema: T, item: unknown): z.infer<T> {
+  const parsed = schema.safeParse(item);
+  if (!parsed.success) throw validationFailure(parsed.error, { input: item, target: "json" });
+  return parsed.data;
 }
