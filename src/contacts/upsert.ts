@@ -22,16 +22,14 @@ const MAX_LISTED_MATCHES = 10;
  * (docs/api.md §18.2). Concurrent upserts of one value take turns on a lock named by the
  * project and the normalised value, taken before the lookup: on PostgreSQL a transaction-
  * scoped advisory lock shared by every node; on SQLite the single writer already orders
- * them. The later one then finds the contact the first created.
- *
- * `beforeCreate` runs once a create is decided and before it is written: the creates-per-
- * hour token (docs/api.md §6) is taken only by an upsert that creates.
+ * them. The later one then finds the contact the first created. The creates-per-hour token
+ * of an upsert that creates is taken before the transaction (takeCreateTokenIfNew, below).
  */
 export async function upsertContact(
   db: Db,
   projectId: string,
   input: ContactInput,
-  options: UpsertOptions & { now: string; ifMatch?: Precondition; source?: string; beforeCreate?: () => Promise<void> },
+  options: UpsertOptions & { now: string; ifMatch?: Precondition; source?: string },
 ): Promise<{ contact: Awaited<ReturnType<typeof createContact>>; result: UpsertResult }> {
   const key = await matchKey(db, projectId, options.matchOn, input);
   await lockUntilCommit(db, `upsert:${projectId}:${key.name}:${key.value}`);
@@ -47,7 +45,6 @@ export async function upsertContact(
   }
   if (numbers.length === 0) {
     checkPrecondition(options.ifMatch, undefined);
-    await options.beforeCreate?.();
     const contact = await createContact(db, projectId, input, { now: options.now, source: options.source });
     return { contact, result: "created" };
   }
