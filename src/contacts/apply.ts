@@ -1,9 +1,25 @@
 import type { Db } from "../storage/schema.ts";
 import { validationError } from "../errors.ts";
 import { checkCustomValue } from "../reference/custom-fields.ts";
+import type { CustomField } from "../reference/custom-fields.ts";
 import { allCustomFields, findContactType, resolveTags } from "../reference/repository.ts";
 import type { ContactInput } from "./schemas.ts";
 import type { ContactState } from "./state.ts";
+
+/** What a contact's input is checked against: the project's contact types, tags and custom fields. */
+export interface ContactReference {
+  contactTypeExists(id: string): Promise<boolean>;
+  /** Tags by id or name; unknown names are created (docs/api.md §11.1 rule 3). */
+  tags(refs: string[]): Promise<Array<{ id: string; name: string }>>;
+  customFields(): Promise<CustomField[]>;
+}
+
+/** The project's reference data as stored now; tags created at `now` in `db`'s transaction. */
+export const storedReference = (db: Db, projectId: string, now: string): ContactReference => ({
+  contactTypeExists: async (id) => (await findContactType(db, projectId, id)) !== undefined,
+  tags: (refs) => resolveTags(db, projectId, refs, now),
+  customFields: () => allCustomFields(db, projectId),
+});
 
 const PLAIN_FIELDS = ["source", "firstName", "lastName", "email", "phone", "businessName", "website", "notes"] as const;
 
@@ -11,9 +27,9 @@ const PLAIN_FIELDS = ["source", "firstName", "lastName", "email", "phone", "busi
  * Applies a validated create or PATCH body to a state with JSON Merge Patch semantics
  * (docs/api.md §11): fields sent change, null clears, address and customFields merge key by
  * key, tags replace the set. Checks what needs the project's reference data and returns
- * the next state; writes nothing but tags that did not exist yet (created at `now`).
+ * the next state; writes nothing but the tags `reference` creates.
  */
-export async function applyContactInput(db: Db, projectId: string, current: ContactState, input: ContactInput, now: string): Promise<ContactState> {
+export async function applyContactInput(reference: ContactReference, current: ContactState, input: ContactInput): Promise<ContactState> {
   const next: ContactState = { ...current, address: { ...current.address }, customFields: { ...current.customFields } };
 
   for (const key of PLAIN_FIELDS) {
@@ -26,19 +42,19 @@ export async function applyContactInput(db: Db, projectId: string, current: Cont
   else if (input.address) for (const [k, v] of Object.entries(input.address)) if (v !== undefined) next.address[k as keyof typeof next.address] = v;
 
   if (input.contactTypeId !== undefined) {
-    if (input.contactTypeId !== null && !(await findContactType(db, projectId, input.contactTypeId))) {
+    if (input.contactTypeId !== null && !(await reference.contactTypeExists(input.contactTypeId))) {
       throw validationError("contactTypeId", "contactTypeId is not a contact type of this project.");
     }
     next.contactTypeId = input.contactTypeId;
   }
 
   if (input.tags !== undefined) {
-    const tags = input.tags === null ? [] : await resolveTags(db, projectId, input.tags, now);
+    const tags = input.tags === null ? [] : await reference.tags(input.tags);
     next.tagIds = tags.map((t) => t.id).sort();
   }
 
   if (input.customFields === null) next.customFields = {};
-  else if (input.customFields) await mergeCustomFields(db, projectId, next.customFields, input.customFields);
+  else if (input.customFields) mergeCustomFields(await reference.customFields(), next.customFields, input.customFields);
 
   if (input.contactId !== undefined) next.contactNumber = Number(input.contactId.slice(3));
 
@@ -56,8 +72,7 @@ export async function applyContactInput(db: Db, projectId: string, current: Cont
   return next;
 }
 
-async function mergeCustomFields(db: Db, projectId: string, target: Record<string, unknown>, values: Record<string, unknown>) {
-  const fields = await allCustomFields(db, projectId);
+function mergeCustomFields(fields: CustomField[], target: Record<string, unknown>, values: Record<string, unknown>) {
   const byId = new Map(fields.map((f) => [f.id, f]));
   const byTitle = new Map(fields.map((f) => [f.title, f]));
   for (const [key, value] of Object.entries(values)) {

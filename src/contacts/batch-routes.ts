@@ -21,7 +21,7 @@ contactBatchRoutes.openapi(
       "Accepts an Idempotency-Key.",
     tags: ["Contacts"],
     security,
-    middleware: writing("contacts:write", { prepare: takeItemsOfBatch(ContactBatchBody) }),
+    middleware: writing("contacts:write", { prepare: takeItemsOfBatch(ContactBatchBody), alone: true }),
     request: { body: jsonRequest(ContactBatchBody) },
     responses: {
       200: json(ContactBatchAnswer, "Every item's result, in order, and their counts."),

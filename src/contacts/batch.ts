@@ -1,9 +1,10 @@
 import { z } from "@hono/zod-openapi";
 import { validationError } from "../errors.ts";
-import { atomicFlag, batchItems, ItemErrorSchema, parseItem, runBatch, summarise, type ItemOutcome } from "../lib/batch.ts";
+import { atomicFlag, batchItems, ItemErrorSchema, parseItem, runBatch, settle, summarise, type ItemOutcome } from "../lib/batch.ts";
 import type { Db } from "../storage/schema.ts";
 import { CreateContactBody, matchOnSchema, PatchContactBody, tagsModeSchema, updateModeSchema } from "./schemas.ts";
-import { createContact, patchContact, requireContactNumber } from "./service.ts";
+import { createContactsOfBatch } from "./batch-create.ts";
+import { patchContact, requireContactNumber } from "./service.ts";
 import { upsertContact } from "./upsert.ts";
 
 /** POST /contacts/batch (docs/api.md §18.4). */
@@ -55,10 +56,6 @@ export async function applyContactBatch(db: Db, projectId: string, batch: Contac
     }
   }
   const apply = async (item: unknown): Promise<ItemOutcome> => {
-    if (batch.operation === "create") {
-      const contact = await createContact(db, projectId, parseItem(CreateContactBody, item), { now });
-      return { status: 201, result: "created", contactId: contact.contactId };
-    }
     if (batch.operation === "upsert") {
       const options = { matchOn: batch.matchOn!, update: batch.update ?? "merge", tags: batch.tags ?? "replace", now };
       const { contact, result } = await upsertContact(db, projectId, parseItem(CreateContactBody, item), options);
@@ -73,7 +70,10 @@ export async function applyContactBatch(db: Db, projectId: string, batch: Contac
     const { contact, changed } = await patchContact(db, projectId, requireContactNumber(contactId), input, now);
     return { status: 200, result: changed.length > 0 ? "updated" : "unchanged", contactId: contact.contactId };
   };
-  const results = await runBatch(db, batch.items, batch.atomic, apply);
+  const results =
+    batch.operation === "create"
+      ? settle(await createContactsOfBatch(db, projectId, batch.items, now), batch.atomic)
+      : await runBatch(db, batch.items, batch.atomic, apply);
   return { results, summary: summarise(results, CONTACT_OUTCOMES) } as z.infer<typeof ContactBatchAnswer>;
 }
 

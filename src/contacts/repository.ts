@@ -140,6 +140,26 @@ export async function insertContactRow(db: Db, row: NewContactRow): Promise<numb
   return inserted!.id;
 }
 
+/** A batch's rows (docs/api.md §18.4), 256 to a statement: each one's id by its contact number. */
+const insertContactRowsOfBatch = preparedInsert<"contacts", { id: number; contact_number: number }>("contacts", CONTACT_COLUMNS, {
+  maxRows: 256,
+  returning: ["id", "contact_number"],
+});
+
+export async function insertContactRows(db: Db, rows: NewContactRow[]): Promise<Map<number, number>> {
+  const inserted = await insertContactRowsOfBatch(db, rows.map((row) => CONTACT_COLUMNS.map((column) => row[column] ?? null)));
+  return new Map(inserted.map((r) => [Number(r.contact_number), Number(r.id)]));
+}
+
+/** The contacts numbered `from` to `to`, as findContactRow reads one: a batch's new contacts in one statement. */
+export async function findContactRowsNumbered(db: Db, projectId: string, from: number, to: number) {
+  return (await withTypeOfOne(db)
+    .where("contacts.project_id", "=", projectId)
+    .where("contacts.contact_number", ">=", from)
+    .where("contacts.contact_number", "<=", to)
+    .execute()) as Array<ContactView & { tags: TagsColumn }>;
+}
+
 /** The columns a changed contact's write sets: all it has but its keys and creation time (compiled once, below). */
 const UPDATED_COLUMNS = CONTACT_COLUMNS.filter((c) => c !== "project_id" && c !== "created_at");
 
@@ -181,8 +201,10 @@ export interface OrderKeys {
   contactNumber: number;
 }
 
-const insertContactTagRows = preparedInsert("contact_tags", ["contact_id", "tag_id", "updated_at", "contact_number"]);
-const insertSearchTermRows = preparedInsert("contact_search_terms", ["project_id", "term", "contact_id", "head", "updated_at", "contact_number"]);
+const insertContactTagRows = preparedInsert("contact_tags", ["contact_id", "tag_id", "updated_at", "contact_number"], { maxRows: 256 });
+const insertSearchTermRows = preparedInsert("contact_search_terms", ["project_id", "term", "contact_id", "head", "updated_at", "contact_number"], {
+  maxRows: 256,
+});
 
 /** Tag rows of a contact that has none yet (a new one), in one statement. */
 export async function insertContactTags(db: Db, contact: OrderKeys, tagIds: string[]): Promise<void> {
@@ -192,6 +214,12 @@ export async function insertContactTags(db: Db, contact: OrderKeys, tagIds: stri
 /** Search-term rows of a contact that has none yet (a new one), in one statement. */
 export async function insertSearchTerms(db: Db, projectId: string, contact: OrderKeys, terms: string[]): Promise<void> {
   await insertSearchTermRows(db, terms.map((term) => [projectId, term, contact.id, termHead(term), contact.updatedAt, contact.contactNumber]));
+}
+
+/** The tag and search-term rows of a batch's new contacts (docs/api.md §18.4), in a few statements. */
+export async function insertTagsAndTermsOfMany(db: Db, projectId: string, contacts: Array<OrderKeys & { tagIds: string[]; terms: string[] }>) {
+  await insertContactTagRows(db, contacts.flatMap((c) => c.tagIds.map((tagId) => [c.id, tagId, c.updatedAt, c.contactNumber])));
+  await insertSearchTermRows(db, contacts.flatMap((c) => c.terms.map((term) => [projectId, term, c.id, termHead(term), c.updatedAt, c.contactNumber])));
 }
 
 // The statements of a contact's update, compiled once: Kysely's building and SQLite's
@@ -240,6 +268,29 @@ export async function allocateContactNumber(db: Db, projectId: string) {
   const [counter] = await takeContactNumber(db, projectId);
   if (!counter) throw new Error(`no project ${projectId}`);
   return counter;
+}
+
+/**
+ * Takes up to `wanted` numbers at once (a batch's creates, docs/api.md §18.4), as many as
+ * the quota leaves: `granted` of them, from `first` on. As allocateContactNumber, it holds
+ * the project's row until the commit on PostgreSQL.
+ */
+export async function allocateContactNumbers(db: Db, projectId: string, wanted: number) {
+  const counter = await db
+    .updateTable("projects")
+    .set((eb) => ({ last_contact_number: eb("last_contact_number", "+", wanted), contact_count: eb("contact_count", "+", wanted) }))
+    .where("id", "=", projectId)
+    .returning(["last_contact_number", "contact_count", "contact_quota", "default_region"])
+    .executeTakeFirstOrThrow();
+  const over = counter.contact_quota === null ? 0 : Math.min(wanted, Math.max(0, counter.contact_count - counter.contact_quota));
+  if (over > 0) {
+    await db
+      .updateTable("projects")
+      .set((eb) => ({ last_contact_number: eb("last_contact_number", "-", over), contact_count: eb("contact_count", "-", over) }))
+      .where("id", "=", projectId)
+      .execute();
+  }
+  return { first: counter.last_contact_number - wanted + 1, granted: wanted - over, quota: counter.contact_quota, region: counter.default_region };
 }
 
 /** After a relabel to CR-n, generated numbers continue past n (docs/api.md §11.4). */

@@ -3,7 +3,7 @@ import type { Db, NewContactRow } from "../storage/schema.ts";
 import { ApiError, notFound } from "../errors.ts";
 import { recordEvent } from "../events/record.ts";
 import { defaultContactType } from "../reference/repository.ts";
-import { applyContactInput } from "./apply.ts";
+import { applyContactInput, storedReference, type ContactReference } from "./apply.ts";
 import { emailKey, phoneKey, searchTerms } from "./matching.ts";
 import * as repo from "./repository.ts";
 import type { ContactView, TagsColumn } from "./repository.ts";
@@ -45,12 +45,9 @@ export async function createContact(
   input: ContactInput,
   options: { source?: string; emitEvent?: boolean; now: string },
 ): Promise<Contact> {
-  const blank = blankState(UNNUMBERED);
-  if (options.source) blank.source = options.source;
-  blank.contactTypeId = (await defaultContactType(db, projectId))?.id ?? null;
   const now = options.now;
-  const state = await applyContactInput(db, projectId, blank, input, now);
-  if (state.contactNumber !== UNNUMBERED) throw new ApiError("ERR_FORM_VALIDATION", "contactId is set by the service.", "contactId");
+  const contactTypeId = (await defaultContactType(db, projectId))?.id ?? null;
+  const state = await newContactState(storedReference(db, projectId, now), input, { source: options.source, contactTypeId });
   const uniqueFields = Object.keys(state.customFields).length > 0 ? await uniqueFieldsOf(db, projectId) : [];
   const uniqueValues = uniqueValuesOf(uniqueFields, state.customFields);
   // The number and the quota last, once the input is known good: on PostgreSQL the
@@ -58,9 +55,7 @@ export async function createContact(
   // turns on it (docs/scaling.md §6: exact numbers and quota across nodes), so it is held for
   // the inserts only, not for validation and lookups.
   const counter = await repo.allocateContactNumber(db, projectId);
-  if (counter.contact_quota !== null && counter.contact_count > counter.contact_quota) {
-    throw new ApiError("ERR_QUOTA_EXCEEDED", `The project's contact quota of ${counter.contact_quota} is exhausted.`);
-  }
+  if (counter.contact_quota !== null && counter.contact_count > counter.contact_quota) throw quotaExceeded(counter.contact_quota);
   state.contactNumber = counter.last_contact_number;
   const id = await repo.insertContactRow(db, { ...toRow(state, projectId, counter.default_region), created_at: now, updated_at: now });
   const keys = { id, updatedAt: now, contactNumber: state.contactNumber };
@@ -71,6 +66,18 @@ export async function createContact(
   if (options.emitEvent !== false) await recordEvent(db, projectId, "contact.created", { contact }, now);
   return contact;
 }
+
+/** A new contact's state from its input, checked against `reference`; numbered when it is written. */
+export async function newContactState(reference: ContactReference, input: ContactInput, defaults: { source?: string; contactTypeId: string | null }) {
+  const blank = blankState(UNNUMBERED);
+  if (defaults.source) blank.source = defaults.source;
+  blank.contactTypeId = defaults.contactTypeId;
+  const state = await applyContactInput(reference, blank, input);
+  if (state.contactNumber !== UNNUMBERED) throw new ApiError("ERR_FORM_VALIDATION", "contactId is set by the service.", "contactId");
+  return state;
+}
+
+export const quotaExceeded = (quota: number) => new ApiError("ERR_QUOTA_EXCEEDED", `The project's contact quota of ${quota} is exhausted.`);
 
 /**
  * Merge-patches a contact (docs/api.md §11) at `now` (as createContact); a PATCH that
@@ -86,7 +93,7 @@ export async function patchContact(db: Db, projectId: string, contactNumber: num
   if (!row) throw notFound("Contact");
   checkPrecondition(ifMatch, row.version);
   const before = stateFromRow(row, jsonColumn(row.tags).map((t) => t.id));
-  const after = await applyContactInput(db, projectId, before, input, now);
+  const after = await applyContactInput(storedReference(db, projectId, now), before, input);
   const changed = changedFields(before, after);
   if (changed.length === 0) return { contact: contactOf(row), changed };
 
@@ -185,7 +192,7 @@ function mapContact(row: ContactView, tags: Array<{ id: string; name: string }>)
   };
 }
 
-function toRow(s: ContactState, projectId: string, region: string): Omit<NewContactRow, "created_at" | "updated_at"> {
+export function toRow(s: ContactState, projectId: string, region: string): Omit<NewContactRow, "created_at" | "updated_at"> {
   return {
     project_id: projectId,
     contact_number: s.contactNumber,
@@ -208,4 +215,4 @@ function toRow(s: ContactState, projectId: string, region: string): Omit<NewCont
   };
 }
 
-const termsOf = (s: ContactState) => searchTerms({ ...s, contactId: formatContactId(s.contactNumber) });
+export const termsOf = (s: ContactState) => searchTerms({ ...s, contactId: formatContactId(s.contactNumber) });

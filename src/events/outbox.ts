@@ -1,4 +1,4 @@
-import { preparedQuery } from "../storage/prepared.ts";
+import { preparedInsert, preparedQuery } from "../storage/prepared.ts";
 import type { Db } from "../storage/schema.ts";
 import { afterCommit } from "../storage/unit-of-work.ts";
 import { newId } from "../lib/ids.ts";
@@ -22,24 +22,17 @@ const activeSubscriptions = preparedQuery<[string], { id: string; events: string
  */
 export const deliveriesDue = (): void => afterCommit("deliveries-due");
 
+const insertDeliveryRows = preparedInsert(
+  "deliveries",
+  ["id", "event_id", "webhook_id", "status", "next_attempt_at", "created_at", "updated_at"],
+  { maxRows: 256 },
+);
+
 /** Adds one pending delivery, due `now`, per (event, subscription): the one outbox insert, for new events and redeliveries alike. */
 export async function insertDeliveries(db: Db, deliveries: Array<{ eventId: string; webhookId: string }>, now: string): Promise<void> {
   if (deliveries.length === 0) return;
   deliveriesDue();
-  await db
-    .insertInto("deliveries")
-    .values(
-      deliveries.map((d) => ({
-        id: newId("dlv"),
-        event_id: d.eventId,
-        webhook_id: d.webhookId,
-        status: "pending",
-        next_attempt_at: now,
-        created_at: now,
-        updated_at: now,
-      })),
-    )
-    .execute();
+  await insertDeliveryRows(db, deliveries.map((d) => [newId("dlv"), d.eventId, d.webhookId, "pending", now, now, now]));
 }
 
 /**
@@ -48,8 +41,13 @@ export async function insertDeliveries(db: Db, deliveries: Array<{ eventId: stri
  * all. Disabled subscriptions get nothing; their events stay readable and redeliverable.
  */
 export async function enqueueDeliveries(db: Db, projectId: string, eventId: string, type: string, now: string): Promise<number> {
+  return enqueueDeliveriesOfMany(db, projectId, [eventId], type, now);
+}
+
+/** enqueueDeliveries for several events of one type: the subscriptions read once, event by event in order. */
+export async function enqueueDeliveriesOfMany(db: Db, projectId: string, eventIds: string[], type: string, now: string): Promise<number> {
   const subscriptions = await activeSubscriptions(db, projectId);
   const targets = subscriptions.filter((s) => subscribesTo(JSON.parse(s.events), type));
-  await insertDeliveries(db, targets.map((s) => ({ eventId, webhookId: s.id })), now);
+  await insertDeliveries(db, eventIds.flatMap((eventId) => targets.map((s) => ({ eventId, webhookId: s.id }))), now);
   return targets.length;
 }

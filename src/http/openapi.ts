@@ -6,6 +6,7 @@ import { jsonBody, noBody } from "./body.ts";
 import { limitBodies } from "./body-limit.ts";
 import { strictQuery } from "./strict-query.ts";
 import { transactional, type Prepare } from "./transaction.ts";
+import type { RunOptions } from "../storage/unit-of-work.ts";
 
 const errorContent = (description: string) => ({ description, content: { "application/json": { schema: ErrorSchema } } });
 
@@ -76,11 +77,11 @@ export const reading = (scope?: Scope) => [...(scope ? [scopeCheck(scope)] : [])
  * calls out over HTTP (the test ping), which must not hold the writer while it waits;
  * `prepare` runs before the transaction opens (network I/O, docs/api.md §7).
  */
-export const writing = (scope: Scope, options: { body?: boolean; transaction?: boolean; prepare?: Prepare } = {}) => [
+export const writing = (scope: Scope, options: { body?: boolean; transaction?: boolean; prepare?: Prepare } & RunOptions = {}) => [
   scopeCheck(scope),
   // Also on routes that take no body: whatever is sent is held to the limit (docs/security.md §2).
   limitBodies(),
   options.body === false ? noBody() : jsonBody(),
   strictQuery(),
-  transactional({ transaction: options.transaction !== false, prepare: options.prepare }),
+  transactional({ transaction: options.transaction !== false, prepare: options.prepare, alone: options.alone }),
 ];

@@ -1,6 +1,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { idempotencyKey, type Runner } from "../idempotency/middleware.ts";
 import type { StoredAnswer } from "../idempotency/repository.ts";
+import type { RunOptions } from "../storage/unit-of-work.ts";
 import type { AppEnv } from "./env.ts";
 
 class Rollback extends Error {}
@@ -33,9 +34,9 @@ const byApiKey: WriterOf = (c) => ({ projectId: c.get("caller").projectId, owner
  * that fails writes nothing. With an `Idempotency-Key` (docs/api.md §8) the answer is stored
  * in the same unit (src/idempotency/middleware.ts).
  */
-export function transactional(options: { transaction: boolean; prepare?: Prepare; writer?: WriterOf }): MiddlewareHandler<AppEnv> {
+export function transactional(options: { transaction: boolean; prepare?: Prepare; writer?: WriterOf } & RunOptions): MiddlewareHandler<AppEnv> {
   const writerOf = options.writer ?? byApiKey;
-  const execute: Runner = options.transaction ? runInUnit(writerOf) : runOutsideUnit;
+  const execute: Runner = options.transaction ? runInUnit(writerOf, { alone: options.alone }) : runOutsideUnit;
   const run: Runner = options.prepare
     ? async (c, next, first, beforeCommit) => {
         await options.prepare!(c);
@@ -53,7 +54,7 @@ const runOutsideUnit: Runner = async (c, next, _first, beforeCommit) => {
   await c.get("deps").writes.run(null, beforeCommit);
 };
 
-const runInUnit = (writerOf: WriterOf): Runner => async (c, next, first, beforeCommit) => {
+const runInUnit = (writerOf: WriterOf, runOptions: RunOptions): Runner => async (c, next, first, beforeCommit) => {
   const deps = c.get("deps");
   try {
     // Concurrent write requests share one transaction on SQLite, one savepoint each; the
@@ -65,7 +66,7 @@ const runInUnit = (writerOf: WriterOf): Runner => async (c, next, first, beforeC
       await next();
       if (c.error || c.res.status >= 400) throw new Rollback();
       await beforeCommit?.(trx);
-    });
+    }, runOptions);
   } catch (error) {
     if (error instanceof Answered) return error.answer;
     if (!(error instanceof Rollback)) throw error;

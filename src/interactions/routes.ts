@@ -76,7 +76,7 @@ interactionRoutes.openapi(
       "atomic: all or nothing (422 ERR_BATCH_REJECTED). Limits as POST /contacts/batch; accepts an Idempotency-Key.",
     tags,
     security,
-    middleware: writing("interactions:write", { prepare: takeItemsOfBatch(InteractionBatchBody) }),
+    middleware: writing("interactions:write", { prepare: takeItemsOfBatch(InteractionBatchBody), alone: true }),
     request: { body: jsonRequest(InteractionBatchBody) },
     responses: { 200: json(InteractionBatchAnswer, "Every item's result, in order, and their counts."), ...commonErrors, 413: errors[413], 415: errors[415] },
   }),

@@ -50,17 +50,25 @@ export async function runBatch(
   applyItem: (item: unknown, index: number) => Promise<ItemOutcome>,
 ): Promise<ItemResult[]> {
   const results: ItemResult[] = [];
-  for (const [index, item] of items.entries()) {
-    const attempt = await inSavepoint(trx, "batch_item", () => applyItem(item, index));
-    if (attempt.ok) results.push({ index, ...attempt.value });
-    else if (attempt.error instanceof ApiError) results.push(errorResult(index, attempt.error));
-    else throw attempt.error;
-  }
+  for (const [index, item] of items.entries()) results.push(await applyInSavepoint(trx, index, () => applyItem(item, index)));
+  return settle(results, atomic);
+}
+
+/** One item applied in a savepoint of `trx`: its outcome, or the error its single call would answer. */
+export async function applyInSavepoint(trx: Db, index: number, work: () => Promise<ItemOutcome>): Promise<ItemResult> {
+  const attempt = await inSavepoint(trx, "batch_item", work);
+  if (attempt.ok) return { index, ...attempt.value };
+  if (attempt.error instanceof ApiError) return errorResult(index, attempt.error);
+  throw attempt.error;
+}
+
+/** A batch's results as answered; with `atomic` and a failed item, the whole batch is rejected (the request rolls back). */
+export function settle(results: ItemResult[], atomic: boolean | undefined): ItemResult[] {
   if (atomic && results.some((r) => r.result === "error")) {
     const failed = results.filter((r) => r.result === "error").length;
     throw new ApiError(
       "ERR_BATCH_REJECTED",
-      `${failed} of ${items.length} items failed; the batch is atomic, so nothing was written.`,
+      `${failed} of ${results.length} items failed; the batch is atomic, so nothing was written.`,
       undefined,
       undefined,
       { results: results.map(skippedUnlessFailed) as never },
@@ -69,7 +77,8 @@ export async function runBatch(
   return results;
 }
 
-function errorResult(index: number, error: ApiError): ItemResult {
+/** An item's error: what its single call would have answered. */
+export function errorResult(index: number, error: ApiError): ItemResult {
   const body: ItemResult["error"] = { code: error.code, message: error.message };
   if (error.fieldName !== undefined) body.fieldName = error.fieldName;
   return { index, status: error.status, result: "error", error: body };

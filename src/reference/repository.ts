@@ -100,13 +100,18 @@ const tagByNameKey = preparedQuery<[string, string], { id: string; name: string 
   db.selectFrom("tags").select(["id", "name"]).where("project_id", "=", projectId).where("name_key", "=", nameKey),
 );
 
+/** A tag by id, or by name case-insensitively (docs/api.md §11.1 rule 3); undefined when there is none. */
+export async function findTag(db: Db, projectId: string, ref: string): Promise<{ id: string; name: string } | undefined> {
+  const byId = ref.startsWith("tag_") ? (await tagById(db, projectId, ref))[0] : undefined;
+  return byId ?? (await tagByNameKey(db, projectId, ref.toLowerCase()))[0];
+}
+
 /** Tags by id, or by name case-insensitively; unknown names are created at `now` (docs/api.md §11.1 rule 3). */
 export async function resolveTags(db: Db, projectId: string, refs: string[], now: string): Promise<Array<{ id: string; name: string }>> {
   const out = new Map<string, { id: string; name: string }>();
   for (const ref of refs) {
-    const byId = ref.startsWith("tag_") ? (await tagById(db, projectId, ref))[0] : undefined;
     const key = ref.toLowerCase();
-    const found = byId ?? (await tagByNameKey(db, projectId, key))[0];
+    const found = await findTag(db, projectId, ref);
     if (found) {
       out.set(found.id, found);
       continue;

@@ -39,32 +39,44 @@ export function preparedQuery<Args extends unknown[], Row>(
   };
 }
 
-/** Most rows in one compiled INSERT: more go in several, so at most this many shapes are compiled per table. */
+/** Most rows in one compiled INSERT of a few rows: up to this many, one statement of the exact count. */
 const ROWS_PER_INSERT = 32;
 
 /**
  * A multi-row INSERT of `columns` into `table`, compiled once per row count: the rows a
  * write makes together (a contact's search terms, its tags) go in one statement (32 rows
- * at most each, so odd counts cannot fill the statement cache).
+ * at most each, so odd counts cannot fill the statement cache). With `maxRows` above 32
+ * (a batch's rows, docs/api.md §18.4) more go in one statement, in chunks of a power of
+ * two, so a few shapes serve any count. `returning`: those columns of every row inserted.
  */
-export function preparedInsert<T extends keyof Database & string>(table: T, columns: ReadonlyArray<keyof Database[T] & string>) {
-  const byCount = new Map<number, (db: Db, ...values: unknown[]) => Promise<never[]>>();
+export function preparedInsert<T extends keyof Database & string, R = never>(
+  table: T,
+  columns: ReadonlyArray<keyof Database[T] & string>,
+  options: { maxRows?: number; returning?: ReadonlyArray<keyof Database[T] & string> } = {},
+) {
+  const byCount = new Map<number, (db: Db, ...values: unknown[]) => Promise<R[]>>();
   const insertFor = (count: number) => {
     let insert = byCount.get(count);
     if (!insert) {
-      insert = preparedQuery<unknown[], never>(count * columns.length, (kysely, ...slots) =>
-        kysely
+      insert = preparedQuery<unknown[], R>(count * columns.length, (kysely, ...slots) => {
+        const query = kysely
           .insertInto(table)
-          .values(Array.from({ length: count }, (_, r) => Object.fromEntries(columns.map((column, i) => [column, slots[r * columns.length + i]]))) as never),
-      );
+          .values(Array.from({ length: count }, (_, r) => Object.fromEntries(columns.map((column, i) => [column, slots[r * columns.length + i]]))) as never);
+        return (options.returning ? query.returning(options.returning as never) : query) as never;
+      });
       byCount.set(count, insert);
     }
     return insert;
   };
-  return async (db: Db, rows: unknown[][]): Promise<void> => {
-    for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
-      const chunk = rows.slice(i, i + ROWS_PER_INSERT);
-      await insertFor(chunk.length)(db, ...chunk.flat());
+  const maxRows = Math.max(ROWS_PER_INSERT, options.maxRows ?? ROWS_PER_INSERT);
+  return async (db: Db, rows: unknown[][]): Promise<R[]> => {
+    const out: R[] = [];
+    for (let i = 0; i < rows.length; ) {
+      const left = rows.length - i;
+      const count = left <= ROWS_PER_INSERT ? left : 2 ** Math.floor(Math.log2(Math.min(left, maxRows)));
+      out.push(...(await insertFor(count)(db, ...rows.slice(i, i + count).flat())));
+      i += count;
     }
+    return out;
   };
 }

@@ -36,9 +36,20 @@ export type Owner = string | null;
 /** How units get their transaction: group commit on SQLite (src/storage/sqlite/group-commit.ts), one pooled transaction each on PostgreSQL (src/storage/postgres/writes.ts). */
 export interface WriteQueue {
   /** Runs `work` in a transaction (or a savepoint of one) of its own; settles once that has committed or rolled back. */
-  run<T>(work: (trx: Trx) => Promise<T>, owner: Owner): Promise<T>;
+  run<T>(work: (trx: Trx) => Promise<T>, owner: Owner, options?: RunOptions): Promise<T>;
   /** Transactions committed and the units they held (/metrics: crm_write_batch*_total). */
   readonly stats: { batches: number; jobs: number };
+}
+
+/** How a unit wants its transaction. */
+export interface RunOptions {
+  /**
+   * A transaction of its own, shared with no other unit: for a unit that opens savepoints of
+   * its own by the hundred (a batch's items, docs/api.md §18.4). On SQLite a savepoint nested
+   * in another keeps every page it touches in the outer one's journal, so a batch of 1,000
+   * items inside a group commit's savepoint costs several times the same batch alone.
+   */
+  alone?: boolean;
 }
 
 /** The bounds of a write queue (docs/operations.md §3.1). */
@@ -151,12 +162,12 @@ export class UnitOfWork {
    * did not run) is tried again, backing off, for up to that long: a background writer
    * sharing the queue with requests (the console's import) waits rather than fails.
    */
-  async run<T>(owner: Owner, work: Work<T>, options: { patienceMs?: number } = {}): Promise<T> {
-    if (options.patienceMs === undefined) return this.once(owner, work);
+  async run<T>(owner: Owner, work: Work<T>, options: { patienceMs?: number } & RunOptions = {}): Promise<T> {
+    if (options.patienceMs === undefined) return this.once(owner, work, options);
     const deadline = performance.now() + options.patienceMs;
     for (let wait = 50; ; wait = Math.min(wait * 2, 1_000)) {
       try {
-        return await this.once(owner, work);
+        return await this.once(owner, work, options);
       } catch (error) {
         if (!(error instanceof WriteQueueFull) || performance.now() > deadline) throw error;
       }
@@ -164,12 +175,12 @@ export class UnitOfWork {
     }
   }
 
-  private async once<T>(owner: Owner, work: Work<T>): Promise<T> {
+  private async once<T>(owner: Owner, work: Work<T>, options: RunOptions): Promise<T> {
     const unit = new Hooks();
     let value: T;
     try {
       // The queue's machinery runs outside any unit, even when a unit's work started the caller.
-      value = await running.exit(() => this.queue.run((trx) => running.run(unit, () => work(trx, unit)), owner));
+      value = await running.exit(() => this.queue.run((trx) => running.run(unit, () => work(trx, unit)), owner, options));
     } catch (error) {
       unit.close();
       throw error;

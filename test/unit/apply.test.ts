@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Kysely } from "kysely";
-import { applyContactInput } from "../../src/contacts/apply.ts";
+import { applyContactInput, storedReference } from "../../src/contacts/apply.ts";
 import type { ContactInput } from "../../src/contacts/schemas.ts";
 import { blankState, type ContactState } from "../../src/contacts/state.ts";
 import { openDatabase } from "../../src/storage/sqlite/open.ts";
@@ -53,7 +53,8 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const apply = (current: ContactState, input: Partial<ContactInput>) => applyContactInput(db, projectId, current, input as ContactInput, isoNow(systemClock));
+const apply = (current: ContactState, input: Partial<ContactInput>) =>
+  applyContactInput(storedReference(db, projectId, isoNow(systemClock)), current, input as ContactInput);
 
 /** A contact with every field set, as a PATCH finds it. */
 function full(): ContactState {

@@ -91,6 +91,35 @@ describe("group commit", () => {
     expect(await rows()).toEqual(["after"]);
   });
 
+  test("a unit that asks to be alone has a transaction of its own, without a savepoint around it; the others wait for the next", async () => {
+    const writes = new GroupCommit(db);
+    const savepointsSeen: number[] = [];
+    const alone = async (trx: Kysely<Database>) => {
+      // SQLite refuses RELEASE of a savepoint that is not open: none is, in its own transaction.
+      const open = await sql`release request_1`.execute(trx).then(() => 1, () => 0);
+      savepointsSeen.push(open);
+      await sql`insert into t (v) values ('alone')`.execute(trx);
+      return "alone";
+    };
+    const results = await Promise.all([writes.run(insert("a")), writes.run(alone, "", { alone: true }), writes.run(insert("b"))]);
+    expect(results).toEqual(["a", "alone", "b"]);
+    expect(savepointsSeen).toEqual([0]);
+    expect(await rows()).toEqual(["a", "alone", "b"]);
+    expect(writes.stats).toEqual({ batches: 3, jobs: 3 });
+  });
+
+  test("a failing unit that is alone rolls back its transaction only; the units around it commit", async () => {
+    const writes = new GroupCommit(db);
+    const failing = async (trx: Kysely<Database>) => {
+      await sql`insert into t (v) values ('half-written')`.execute(trx);
+      throw new Error("refused");
+    };
+    const outcomes = await Promise.allSettled([writes.run(insert("a")), writes.run(failing, "", { alone: true }), writes.run(insert("c"))]);
+    expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect((outcomes[1] as PromiseRejectedResult).reason.message).toBe("refused");
+    expect(await rows()).toEqual(["a", "c"]);
+  });
+
   test("a batch takes at most maxJobs requests; the rest go in the next", async () => {
     const writes = new GroupCommit(db, { maxJobs: 4 });
     await Promise.all(Array.from({ length: 10 }, (_, i) => writes.run(insert(`r${i}`))));

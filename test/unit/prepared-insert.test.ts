@@ -32,3 +32,15 @@ test("a failing row fails the insert (the request's transaction rolls it all bac
   await insertSettings(open.db, rows(2));
   await expect(insertSettings(open.db, [["name-new", "x"], ["name-000", "duplicate"]])).rejects.toThrow(/UNIQUE/);
 });
+
+test("with maxRows, a large count goes in power-of-two chunks of at most maxRows, and returning gives every row's columns", async () => {
+  const returning = preparedInsert<"settings", { name: string }>("settings", ["name", "value"], { maxRows: 256, returning: ["name"] });
+  const statements: number[] = [];
+  const original = open.db.executeQuery.bind(open.db);
+  // Counted through Kysely (outside a group commit nothing runs directly).
+  (open.db as any).executeQuery = (q: any) => (statements.push(q.parameters.length / 2), original(q));
+  const back = await returning(open.db, rows(700));
+  expect(statements).toEqual([256, 256, 128, 32, 28]);
+  expect(back.map((r) => r.name).sort()).toEqual(rows(700).map(([name]) => name));
+  expect((await stored()).length).toBe(700);
+});

@@ -2,13 +2,15 @@ import type { Kysely } from "kysely";
 import { setImmediate } from "node:timers";
 import { runsBatchDirectly } from "./direct.ts";
 import type { Database } from "../schema.ts";
-import { inSavepoint, WriteQueueFull, type Owner, type QueueBounds, type Trx, type WriteQueue } from "../unit-of-work.ts";
+import { inSavepoint, WriteQueueFull, type Owner, type QueueBounds, type RunOptions, type Trx, type WriteQueue } from "../unit-of-work.ts";
 
 export { WriteQueueFull, type WriteQueue };
 
 interface Job {
   work: (trx: Trx) => Promise<unknown>;
   owner: Owner;
+  /** RunOptions.alone: the batch's only job, run in the transaction itself, no savepoint around it. */
+  alone: boolean;
   resolve(value: unknown): void;
   reject(error: unknown): void;
 }
@@ -57,14 +59,14 @@ export class GroupCommit implements WriteQueue {
    * writes is refused before it can make everyone else wait; the service's own (owner
    * null) never are.
    */
-  run<T>(work: (trx: Trx) => Promise<T>, owner: Owner = ""): Promise<T> {
+  run<T>(work: (trx: Trx) => Promise<T>, owner: Owner = "", options: RunOptions = {}): Promise<T> {
     if (owner !== null) {
       const queued = this.queuedBy.get(owner) ?? 0;
       if (this.queue.length >= this.maxQueued || queued >= this.maxQueuedPerOwner) return Promise.reject(new WriteQueueFull());
       this.queuedBy.set(owner, queued + 1);
     }
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ work, owner, resolve: resolve as Job["resolve"], reject });
+      this.queue.push({ work, owner, alone: options.alone === true, resolve: resolve as Job["resolve"], reject });
       if (!this.draining) void this.drain();
     });
   }
@@ -95,15 +97,17 @@ export class GroupCommit implements WriteQueue {
       await this.db.transaction().execute(async (trx) => {
         runsBatchDirectly(trx, this.db);
         while (taken.length < this.maxJobs && performance.now() - started < this.maxMs) {
-          let job = this.take();
-          if (!job) {
-            // Requests already received may be one event-loop turn from here: let them in.
-            await nextTurn();
-            job = this.take();
-            if (!job) break;
-          }
+          if (!this.queue[0]) await nextTurn(); // Requests already received may be one event-loop turn from here: let them in.
+          // A job that wants the transaction alone waits for the next one, or has this one.
+          if (!this.queue[0] || (this.queue[0].alone && taken.length > 0)) break;
+          const job = this.take()!;
           const entry = { job, ok: false, value: undefined as unknown };
           taken.push(entry);
+          if (job.alone) {
+            // Its failure rolls the transaction back, which holds nothing else.
+            [entry.ok, entry.value] = [true, await job.work(trx)];
+            break;
+          }
           // A ROLLBACK TO that fails (SQLite rolled the whole transaction back) fails the batch.
           const done = await inSavepoint(trx, `request_${taken.length}`, () => entry.job.work(trx));
           [entry.ok, entry.value] = done.ok ? [true, done.value] : [false, done.error];
