@@ -1,15 +1,17 @@
 import { ApiError } from "../errors.ts";
 import { recordEvents } from "../events/record.ts";
-import { applyInSavepoint, errorResult, parseItem, type ItemResult } from "../lib/batch.ts";
+import { applyInSavepoint, errorResult, parseItem, type ItemOutcome, type ItemResult } from "../lib/batch.ts";
 import type { CustomField } from "../reference/custom-fields.ts";
 import { allCustomFields, defaultContactType, findContactType, findTag } from "../reference/repository.ts";
+import { lockUntilCommit } from "../storage/query.ts";
 import type { Db } from "../storage/schema.ts";
 import type { ContactReference } from "./apply.ts";
 import * as repo from "./repository.ts";
-import { CreateContactBody } from "./schemas.ts";
+import { CreateContactBody, type UpsertOptions } from "./schemas.ts";
 import { contactOf, createContact, newContactState, quotaExceeded, termsOf, toRow } from "./service.ts";
 import type { ContactState } from "./state.ts";
 import { uniqueFieldsOf, uniqueValuesOf } from "./unique-values.ts";
+import { matchingContacts, matchKey, matchLock, upsertContact } from "./upsert.ts";
 
 /**
  * A batch's creates (docs/api.md §18.4) in a few multi-row statements rather than a dozen
@@ -19,21 +21,43 @@ import { uniqueFieldsOf, uniqueValuesOf } from "./unique-values.ts";
  * single call's: the same 422s, the quota's 402 from the first item past it, contacts
  * numbered in item order.
  *
- * An item that writes more than its own rows goes through createContact in a savepoint of
- * its own, in its turn: one that names a tag not yet made (it makes it), or sets a unique
- * custom field (its value is claimed against every other contact, docs/api.md §18.3).
- * Items before it are written first, so it sees them, as it would in single calls.
+ * An item that writes more than its own rows goes through the single call's function in a
+ * savepoint of its own, in its turn: one that names a tag not yet made (it makes it), or
+ * sets a unique custom field (its value is claimed against every other contact,
+ * docs/api.md §18.3). Items before it are written first, so it sees them, as it would in
+ * single calls.
+ *
+ * With `upsert` (operation upsert, docs/api.md §18.2), an item whose matchOn value no
+ * contact holds, and no earlier item of the batch sent, is such a create (its value locked
+ * first, as upsertContact does); any other goes through upsertContact, which then finds
+ * the contact it matches, an earlier item's included.
  */
-export async function createContactsOfBatch(db: Db, projectId: string, items: readonly unknown[], now: string): Promise<ItemResult[]> {
+export async function createContactsOfBatch(
+  db: Db,
+  projectId: string,
+  items: readonly unknown[],
+  now: string,
+  upsert?: UpsertOptions,
+): Promise<ItemResult[]> {
   const results: ItemResult[] = [];
   const reference = batchReference(db, projectId);
   const contactTypeId = (await defaultContactType(db, projectId))?.id ?? null;
   const uniqueFields = await uniqueFieldsOf(db, projectId);
+  const matchValuesSent = new Set<string>();
   let ready: Array<{ index: number; state: ContactState }> = [];
   for (const [index, item] of items.entries()) {
     let state: ContactState;
     try {
-      state = await newContactState(reference, parseItem(CreateContactBody, item), { contactTypeId });
+      const input = parseItem(CreateContactBody, item);
+      if (upsert) {
+        const key = await matchKey(db, projectId, upsert.matchOn, input);
+        const name = matchLock(projectId, key);
+        if (matchValuesSent.has(name)) throw new OwnCallNeeded();
+        matchValuesSent.add(name);
+        await lockUntilCommit(db, name);
+        if ((await matchingContacts(db, projectId, key)).length > 0) throw new OwnCallNeeded();
+      }
+      state = await newContactState(reference, input, { contactTypeId });
       if (uniqueValuesOf(uniqueFields, state.customFields).length > 0) throw new OwnCallNeeded();
     } catch (error) {
       if (error instanceof ApiError) {
@@ -43,18 +67,24 @@ export async function createContactsOfBatch(db: Db, projectId: string, items: re
       if (!(error instanceof OwnCallNeeded)) throw error;
       results.push(...(await writeNewContacts(db, projectId, ready, now)));
       ready = [];
-      results.push(
-        await applyInSavepoint(db, index, async () => {
-          const contact = await createContact(db, projectId, parseItem(CreateContactBody, item), { now });
-          return { status: 201, result: "created", contactId: contact.contactId };
-        }),
-      );
+      results.push(await applyInSavepoint(db, index, () => singleCall(db, projectId, item, now, upsert)));
       continue;
     }
     ready.push({ index, state });
   }
   results.push(...(await writeNewContacts(db, projectId, ready, now)));
   return results.sort((a, b) => a.index - b.index);
+}
+
+/** An item as its single call applies it: POST /contacts, or PUT /contacts?matchOn. */
+async function singleCall(db: Db, projectId: string, item: unknown, now: string, upsert: UpsertOptions | undefined): Promise<ItemOutcome> {
+  const input = parseItem(CreateContactBody, item);
+  if (!upsert) {
+    const contact = await createContact(db, projectId, input, { now });
+    return { status: 201, result: "created", contactId: contact.contactId };
+  }
+  const { contact, result } = await upsertContact(db, projectId, input, { ...upsert, now });
+  return { status: result === "created" ? 201 : 200, result, contactId: contact.contactId };
 }
 
 /** An item that needs createContact itself (see createContactsOfBatch). */

@@ -2,10 +2,9 @@ import { z } from "@hono/zod-openapi";
 import { validationError } from "../errors.ts";
 import { atomicFlag, batchItems, ItemErrorSchema, parseItem, runBatch, settle, summarise, type ItemOutcome } from "../lib/batch.ts";
 import type { Db } from "../storage/schema.ts";
-import { CreateContactBody, matchOnSchema, PatchContactBody, tagsModeSchema, updateModeSchema } from "./schemas.ts";
+import { matchOnSchema, PatchContactBody, tagsModeSchema, updateModeSchema } from "./schemas.ts";
 import { createContactsOfBatch } from "./batch-create.ts";
 import { patchContact, requireContactNumber } from "./service.ts";
-import { upsertContact } from "./upsert.ts";
 
 /** POST /contacts/batch (docs/api.md §18.4). */
 export const ContactBatchBody = z
@@ -56,11 +55,6 @@ export async function applyContactBatch(db: Db, projectId: string, batch: Contac
     }
   }
   const apply = async (item: unknown): Promise<ItemOutcome> => {
-    if (batch.operation === "upsert") {
-      const options = { matchOn: batch.matchOn!, update: batch.update ?? "merge", tags: batch.tags ?? "replace", now };
-      const { contact, result } = await upsertContact(db, projectId, parseItem(CreateContactBody, item), options);
-      return { status: result === "created" ? 201 : 200, result, contactId: contact.contactId };
-    }
     // As PATCH checks them: the body first (422), then the contact (404).
     if (!isObject(item)) parseItem(UpdateItemBody, item);
     const { contactId, ...fields } = item as Record<string, unknown>;
@@ -70,10 +64,11 @@ export async function applyContactBatch(db: Db, projectId: string, batch: Contac
     const { contact, changed } = await patchContact(db, projectId, requireContactNumber(contactId), input, now);
     return { status: 200, result: changed.length > 0 ? "updated" : "unchanged", contactId: contact.contactId };
   };
+  const upsert = batch.operation === "upsert" ? { matchOn: batch.matchOn!, update: batch.update ?? "merge", tags: batch.tags ?? "replace" } : undefined;
   const results =
-    batch.operation === "create"
-      ? settle(await createContactsOfBatch(db, projectId, batch.items, now), batch.atomic)
-      : await runBatch(db, batch.items, batch.atomic, apply);
+    batch.operation === "update"
+      ? await runBatch(db, batch.items, batch.atomic, apply)
+      : settle(await createContactsOfBatch(db, projectId, batch.items, now, upsert), batch.atomic);
   return { results, summary: summarise(results, CONTACT_OUTCOMES) } as z.infer<typeof ContactBatchAnswer>;
 }
 

@@ -32,7 +32,7 @@ export async function upsertContact(
   options: UpsertOptions & { now: string; ifMatch?: Precondition; source?: string },
 ): Promise<{ contact: Awaited<ReturnType<typeof createContact>>; result: UpsertResult }> {
   const key = await matchKey(db, projectId, options.matchOn, input);
-  await lockUntilCommit(db, `upsert:${projectId}:${key.name}:${key.value}`);
+  await lockUntilCommit(db, matchLock(projectId, key));
   const numbers = await matchingContacts(db, projectId, key);
   if (numbers.length > 1) {
     throw new ApiError(
@@ -56,8 +56,11 @@ export async function upsertContact(
 
 type MatchKey = { name: "email" | "phone"; value: string } | { name: "customField"; fieldId: string; value: string };
 
+/** The lock upserts of one value take turns on, named by the project and the normalised value. */
+export const matchLock = (projectId: string, key: MatchKey) => `upsert:${projectId}:${key.name}:${key.value}`;
+
 /** The normalised value of `matchOn` in the body (docs/api.md §11.7 for email and phone); 422 when it is missing. */
-async function matchKey(db: Db, projectId: string, matchOn: string, input: ContactInput): Promise<MatchKey> {
+export async function matchKey(db: Db, projectId: string, matchOn: string, input: ContactInput): Promise<MatchKey> {
   if (matchOn === "email") {
     const value = input.email ? emailKey(input.email) : null;
     if (!value) throw validationError("email", "email is required: it is the matchOn value.");
@@ -82,7 +85,7 @@ async function matchKey(db: Db, projectId: string, matchOn: string, input: Conta
   return { name: "customField", fieldId: field.id, value };
 }
 
-async function matchingContacts(db: Db, projectId: string, key: MatchKey): Promise<number[]> {
+export async function matchingContacts(db: Db, projectId: string, key: MatchKey): Promise<number[]> {
   if (key.name === "customField") {
     const ids = await contactsHoldingUniqueValue(db, projectId, key.fieldId, key.value);
     return repo.contactNumbersOf(db, ids);

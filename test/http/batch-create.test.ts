@@ -124,4 +124,55 @@ describe("batch creates are the single calls' creates", () => {
     const delivered = got.map((r) => r.json.data.contact.contactId).sort();
     expect(delivered).toEqual(res.json.results.map((r: any) => r.contactId).sort());
   });
+
+  test("upsert: new values are created in item order, an item repeating an earlier item's value updates that contact, and each result is PUT's", async () => {
+    const p = await srv.newProject();
+    const existing = (await p.api("POST", "/contacts", { body: { firstName: "Old", email: "b@up.example" } })).json;
+    const items = [
+      { firstName: "A", email: "a@up.example" },
+      { lastName: "Bee", email: "B@UP.example" },
+      { firstName: "C", email: "c@up.example" },
+      { lastName: "Again", email: " a@up.example" },
+      { firstName: "No email" },
+      { firstName: "D", email: "d@up.example", website: "not a url" },
+    ];
+    const res = await p.api("POST", "/contacts/batch", { body: { operation: "upsert", matchOn: "email", items } });
+    expectStatus(res, 200);
+    expect(res.json.results.map((r: any) => [r.status, r.result])).toEqual([
+      [201, "created"],
+      [200, "updated"],
+      [201, "created"],
+      [200, "updated"],
+      [422, "error"],
+      [422, "error"],
+    ]);
+    const single = await p.api("PUT", "/contacts", { query: { matchOn: "email" }, body: { firstName: "No email" } });
+    expect(res.json.results[4].error).toEqual({ code: single.json.code, message: single.json.message, fieldName: single.json.fieldName });
+    expect(res.json.results[1].contactId).toBe(existing.contactId);
+    expect(res.json.results[3].contactId).toBe(res.json.results[0].contactId);
+    expect(numberOf(res.json.results[2].contactId)).toBeGreaterThan(numberOf(res.json.results[0].contactId));
+    const a = (await p.api("GET", `/contacts/${res.json.results[0].contactId}`)).json;
+    expect([a.firstName, a.lastName, a.version]).toEqual(["A", "Again", 2]);
+    expect(res.json.summary).toEqual({ created: 2, updated: 2, unchanged: 0, failed: 2 });
+  });
+
+  test("upsert: a value two contacts hold is 409 ERR_AMBIGUOUS_MATCH for its item only", async () => {
+    const p = await srv.newProject();
+    for (const firstName of ["One", "Two"]) expectStatus(await p.api("POST", "/contacts", { body: { firstName, email: "twice@up.example" } }), 201);
+    const res = await p.api("POST", "/contacts/batch", { body: { operation: "upsert", matchOn: "email", items: [{ email: "twice@up.example" }, { email: "once@up.example" }] } });
+    expect(res.json.results.map((r: any) => r.status)).toEqual([409, 201]);
+    expect(res.json.results[0].error).toMatchObject({ code: "ERR_AMBIGUOUS_MATCH", fieldName: "matchOn" });
+  });
+
+  test("upsert: concurrent batches sending the same new values make one contact per value", async () => {
+    const p = await srv.newProject();
+    const items = Array.from({ length: 50 }, (_, i) => ({ firstName: `R${i}`, email: `race${i}@up.example` }));
+    const answers = await Promise.all(
+      Array.from({ length: 4 }, () => p.api("POST", "/contacts/batch", { body: { operation: "upsert", matchOn: "email", items } })),
+    );
+    for (const a of answers) expectStatus(a, 200);
+    const created = answers.flatMap((a) => a.json.results.filter((r: any) => r.result === "created"));
+    expect(created).toHaveLength(50);
+    for (let i = 0; i < 50; i += 7) expect((await p.api("GET", "/contacts", { query: { email: `race${i}@up.example` } })).json.data).toHaveLength(1);
+  });
 });
