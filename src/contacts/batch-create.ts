@@ -30,7 +30,8 @@ import { matchingContacts, matchKey, matchLock, upsertContact } from "./upsert.t
  * With `upsert` (operation upsert, docs/api.md §18.2), an item whose matchOn value no
  * contact holds, and no earlier item of the batch sent, is such a create (its value locked
  * first, as upsertContact does); any other goes through upsertContact, which then finds
- * the contact it matches, an earlier item's included.
+ * the contact it matches, an earlier item's included. One that matches a stored contact
+ * only updates it, so the creates before it need not be written first.
  */
 export async function createContactsOfBatch(
   db: Db,
@@ -55,7 +56,9 @@ export async function createContactsOfBatch(
         if (matchValuesSent.has(name)) throw new OwnCallNeeded();
         matchValuesSent.add(name);
         await lockUntilCommit(db, name);
-        if ((await matchingContacts(db, projectId, key)).length > 0) throw new OwnCallNeeded();
+        // It updates (or is ambiguous): it creates nothing and cannot relabel (the body takes
+        // no contactId), so the creates before it may wait.
+        if ((await matchingContacts(db, projectId, key)).length > 0) throw new OwnCallNeeded(false);
       }
       state = await newContactState(reference, input, { contactTypeId });
       if (uniqueValuesOf(uniqueFields, state.customFields).length > 0) throw new OwnCallNeeded();
@@ -65,8 +68,10 @@ export async function createContactsOfBatch(
         continue;
       }
       if (!(error instanceof OwnCallNeeded)) throw error;
-      results.push(...(await writeNewContacts(db, projectId, ready, now)));
-      ready = [];
+      if (error.afterEarlierCreates) {
+        results.push(...(await writeNewContacts(db, projectId, ready, now)));
+        ready = [];
+      }
       results.push(await applyInSavepoint(db, index, () => singleCall(db, projectId, item, now, upsert)));
       continue;
     }
@@ -87,8 +92,12 @@ async function singleCall(db: Db, projectId: string, item: unknown, now: string,
   return { status: result === "created" ? 201 : 200, result, contactId: contact.contactId };
 }
 
-/** An item that needs createContact itself (see createContactsOfBatch). */
-class OwnCallNeeded extends Error {}
+/** An item that needs its single call's function (see createContactsOfBatch); it may create, so the creates before it are written first. */
+class OwnCallNeeded extends Error {
+  constructor(readonly afterEarlierCreates = true) {
+    super("the item takes its single call");
+  }
+}
 
 /**
  * Writes checked new contacts: numbers for as many as the quota leaves (the rest are its
