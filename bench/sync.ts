@@ -21,7 +21,7 @@
  * project is made by the admin CLI with its limits out of the way (rate per minute, creates
  * and batch items per hour). Ratios are what to compare: the machine is shared (2 cores).
  *
- * Env: BENCH_POSTGRES=0, BENCH_SYNC_CONNECTIONS (2: batches in flight during the load),
+ * Env: BENCH_POSTGRES=0, BENCH_SQLITE=0 (one backend only), BENCH_SYNC_CONNECTIONS (2: batches in flight during the load),
  * BENCH_SYNC_AFTER_S (60: the window after the load), BENCH_SYNC_STEADY_S (20),
  * BENCH_SYNC_UPSERTS (20,000 items, at most N), BENCH_SYNC_PUTS (1,000), BENCH_KEEP=1 keeps the temp dir.
  */
@@ -43,6 +43,7 @@ const STEADY_S = envNumber("BENCH_SYNC_STEADY_S", 20);
 const UPSERTS = Math.min(N, envNumber("BENCH_SYNC_UPSERTS", 20_000));
 const PUTS = envNumber("BENCH_SYNC_PUTS", 1000);
 const POSTGRES = process.env.BENCH_POSTGRES !== "0";
+const SQLITE = process.env.BENCH_SQLITE !== "0";
 const TARGET = { sqlite: 10_000, postgres: 3_000 };
 // The load at a pessimistic 300 items/s, the windows, the rest; per backend.
 const HARD_LIMIT_MS = (POSTGRES ? 2 : 1) * ((N / 300 + UPSERTS / 300 + AFTER_S + STEADY_S + 300) * 1000);
@@ -251,7 +252,7 @@ function report(results: BackendResult[]): string {
 
 async function main() {
   const results: BackendResult[] = [];
-  results.push(await runOn("sqlite", { CRM_DB_PATH: join(tmp, "crm.db") }));
+  if (SQLITE) results.push(await runOn("sqlite", { CRM_DB_PATH: join(tmp, "crm.db") }));
   if (POSTGRES) {
     log("starting embedded PostgreSQL (durable defaults)…");
     cluster = await startBenchCluster({ synchronousCommit: "on", slowMs: 1000 });
