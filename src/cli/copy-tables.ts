@@ -33,6 +33,8 @@ export const COPY_ORDER = [
   "admins",
   "admin_imports",
   "erased_contacts",
+  "changes",
+  "change_counters",
 ] as const;
 
 /**

@@ -70,7 +70,25 @@ export interface Database {
     version: Generated<number>;
     created_at: string;
     updated_at: string;
+    /** In the trash since (docs/api.md §19.3); null for a live contact. */
+    deleted_at: Generated<string | null>;
+    /** A trashed contact's tag ids (JSON array), linked again on restore. */
+    trashed_tags: Generated<string | null>;
   };
+  /** The change log (docs/api.md §19.1). */
+  changes: {
+    project_id: string;
+    seq: number;
+    at: string;
+    object: string;
+    object_id: string;
+    contact_id: number | null;
+    action: string;
+    changes: string | null;
+    actor: string | null;
+    request_id: string | null;
+  };
+  change_counters: { project_id: string; last_seq: Generated<number>; pruned_through: Generated<number> };
   contact_unique_values: { project_id: string; field_id: string; value: string; contact_id: number };
   contact_tags: { contact_id: number; tag_id: string; updated_at: string; contact_number: number };
   contact_search_terms: {
@@ -92,7 +110,7 @@ export interface Database {
     unique_identifier: string | null;
     created_at: string;
   };
-  events: { id: string; project_id: string; type: string; body: string; created_at: string };
+  events: { id: string; project_id: string; type: string; body: string; created_at: string; seq: Generated<number | null> };
   webhooks: {
     id: string;
     project_id: string;
@@ -106,6 +124,9 @@ export interface Database {
     consecutive_failures: Generated<number>;
     last_success_at: string | null;
     last_failure_reason: string | null;
+    /** JSON filter (docs/webhooks.md §7), null for every event. */
+    filter: Generated<string | null>;
+    ordering: Generated<"none" | "per-contact">;
     created_at: string;
     updated_at: string;
   };
@@ -121,6 +142,9 @@ export interface Database {
     /** PostgreSQL only (db/postgres/0001_init.sql): the node claim's end and owner (src/storage/postgres/claims.ts). */
     lease_until: Generated<string | null>;
     lease_owner: Generated<string | null>;
+    /** The contact the event is about and the event's place in its order (docs/webhooks.md §7). */
+    contact_id: Generated<number | null>;
+    position: Generated<number | null>;
   };
   delivery_attempts: {
     id: string;

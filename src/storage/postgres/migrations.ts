@@ -6,6 +6,7 @@ import pg0002 from "../../../db/postgres/0002_admin_console.sql" with { type: "t
 import pg0003 from "../../../db/postgres/0003_erasure_and_import_uploads.sql" with { type: "text" };
 import pg0004 from "../../../db/postgres/0004_admin_sign_in_attempts.sql" with { type: "text" };
 import pg0005 from "../../../db/postgres/0005_sync_in.sql" with { type: "text" };
+import pg0006 from "../../../db/postgres/0006_change_log.sql" with { type: "text" };
 import type { Migration } from "../migrations.ts";
 
 /**
@@ -19,4 +20,5 @@ export const postgresMigrations: readonly Migration[] = [
   { name: "0003_erasure_and_import_uploads", sql: pg0003 },
   { name: "0004_admin_sign_in_attempts", sql: pg0004 },
   { name: "0005_sync_in", sql: pg0005 },
+  { name: "0006_change_log", sql: pg0006 },
 ];
