@@ -1,3 +1,4 @@
+import { actingAs } from "../changes/actor.ts";
 import { Hono, type Context, type MiddlewareHandler } from "hono";
 import type { ApiError } from "../errors.ts";
 import { findProject } from "../projects/service.ts";
@@ -36,7 +37,8 @@ function refuse(c: Context<AdminEnv>, why: Refusal) {
 /** Every page but sign-in and setup needs a session; without one, a page sends the browser to sign in, anything else is refused. */
 function requireSession(): MiddlewareHandler<AdminEnv> {
   return async function requireSession(c, next) {
-    if (c.var.session) return next();
+    // Every change made from the console names its admin (docs/api.md §19.1).
+    if (c.var.session) return actingAs({ actor: { type: "admin", id: c.var.session.adminId }, requestId: c.var.requestId }, next);
     if (c.req.method === "GET" || c.req.method === "HEAD") {
       const next = c.req.path === "/admin" || c.req.path === "/admin/" ? "" : `?next=${encodeURIComponent(c.req.path + new URL(c.req.url).search)}`;
       return c.redirect(`/admin/sign-in${next}`, 303);

@@ -1,3 +1,4 @@
+import { actingAs } from "../changes/actor.ts";
 import type { MiddlewareHandler } from "hono";
 import { ApiError, UNAUTHORIZED_MESSAGE } from "../errors.ts";
 import type { AppEnv } from "../http/env.ts";
@@ -41,7 +42,8 @@ export function authenticate(): MiddlewareHandler<AppEnv> {
         "Retry-After": String(decision.retryAfterSeconds),
       });
     }
-    await next();
+    // Every change this request makes names its key (docs/api.md §19.1).
+    await actingAs({ actor: { type: "api_key", id: caller.keyId }, requestId: c.get("requestId") }, next);
     // A batch route's headers describe its items bucket instead (limits.ts `takeBatchItems`).
     for (const [name, value] of Object.entries(routeLimitHeaders(c) ?? headers)) c.res.headers.set(name, value);
   };

@@ -1,5 +1,6 @@
 import { ApiError } from "../errors.ts";
-import { recordEvents } from "../events/record.ts";
+import { eventOf, recordChanges } from "../changes/record.ts";
+import { contactChanges, subjectOf } from "../changes/diff.ts";
 import { applyInSavepoint, errorResult, parseItem, type ItemOutcome, type ItemResult } from "../lib/batch.ts";
 import type { CustomField } from "../reference/custom-fields.ts";
 import { allCustomFields, defaultContactType, findContactType, findTag } from "../reference/repository.ts";
@@ -119,8 +120,16 @@ async function writeNewContacts(db: Db, projectId: string, ready: Array<{ index:
     written.map(({ state }) => ({ id: ids.get(state.contactNumber)!, updatedAt: now, contactNumber: state.contactNumber, tagIds: state.tagIds, terms: termsOf(state) })),
   );
   const rows = granted > 0 ? await repo.findContactRowsNumbered(db, projectId, first, first + granted - 1) : [];
-  const contacts = rows.map(contactOf).sort((a, b) => Number(a.contactId.slice(3)) - Number(b.contactId.slice(3)));
-  await recordEvents(db, projectId, "contact.created", contacts.map((contact) => ({ contact })), now);
+  const sorted = [...rows].sort((a, b) => a.contact_number - b.contact_number);
+  const contacts = sorted.map(contactOf);
+  await recordChanges(
+    db,
+    contacts.map((contact, i) => {
+      const contactId = sorted[i]!.id;
+      const events = [eventOf("contact.created", { contact }, now, subjectOf(contactId, contact))];
+      return { projectId, object: "contact", id: contact.contactId, contactId, action: "created", changes: contactChanges(null, contact), at: now, events };
+    }),
+  );
   const refused = ready.slice(granted).map((r) => errorResult(r.index, quotaExceeded(quota!)));
   return [...written.map((r, i) => ({ index: r.index, status: 201, result: "created", contactId: contacts[i]!.contactId })), ...refused];
 }

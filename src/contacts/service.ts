@@ -1,7 +1,8 @@
 import { isUniqueViolation, jsonColumn, lockUntilCommit } from "../storage/query.ts";
 import type { Db, NewContactRow } from "../storage/schema.ts";
 import { ApiError, notFound } from "../errors.ts";
-import { recordEvent } from "../events/record.ts";
+import { eventOf, recordChange } from "../changes/record.ts";
+import { contactChanges, previousValues, subjectOf } from "../changes/diff.ts";
 import { defaultContactType } from "../reference/repository.ts";
 import { applyContactInput, storedReference, type ContactReference } from "./apply.ts";
 import { emailKey, phoneKey, searchTerms } from "./matching.ts";
@@ -63,7 +64,8 @@ export async function createContact(
   await repo.insertSearchTerms(db, projectId, keys, termsOf(state));
   await claimUniqueValues(db, projectId, id, uniqueValues, uniqueFields);
   const contact = await loadContact(db, projectId, state.contactNumber);
-  if (options.emitEvent !== false) await recordEvent(db, projectId, "contact.created", { contact }, now);
+  const events = options.emitEvent === false ? [] : [eventOf("contact.created", { contact }, now, subjectOf(id, contact))];
+  await recordChange(db, { projectId, object: "contact", id: contact.contactId, contactId: id, action: "created", changes: contactChanges(null, contact), at: now, events });
   return contact;
 }
 
@@ -128,8 +130,12 @@ export async function patchContact(db: Db, projectId: string, contactNumber: num
   if (termsRewritten) await repo.replaceSearchTerms(db, projectId, keys, termsOf(after));
   await repo.syncOrderKeys(db, keys, { tags: !tagsRewritten, terms: !termsRewritten });
   const contact = await loadContact(db, projectId, after.contactNumber);
+  const shownBefore = contactOf(row);
+  const changes = contactChanges(shownBefore, contact);
   const previousContactId = changed.includes("contactId") ? { previousContactId: formatContactId(before.contactNumber) } : {};
-  await recordEvent(db, projectId, "contact.updated", { contact, changedFields: changed, ...previousContactId }, now);
+  const data = { contact, changedFields: changed, previous: previousValues(shownBefore, changed), ...previousContactId };
+  const event = eventOf("contact.updated", data, now, subjectOf(row.id, contact, changes));
+  await recordChange(db, { projectId, object: "contact", id: contact.contactId, contactId: row.id, action: "updated", changes, at: now, events: [event] });
   return { contact, changed };
 }
 

@@ -1,5 +1,14 @@
 /** Event names of docs/webhooks.md §1.1; a subscription takes some of them or `["*"]`. */
-export const EVENT_TYPES = ["contact.created", "contact.updated", "interaction_log.created", "web_form.submitted"] as const;
+export const EVENT_TYPES = [
+  "contact.created",
+  "contact.updated",
+  "contact.deleted",
+  "contact.restored",
+  "contact.erased",
+  "contact.merged",
+  "interaction_log.created",
+  "web_form.submitted",
+] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
 /** Events stay readable (GET /events) and redeliverable for 30 days (docs/webhooks.md §5). */

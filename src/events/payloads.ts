@@ -18,8 +18,37 @@ const ContactUpdatedData = z
     contact: EventContact,
     changedFields: z.array(z.string()).openapi({ description: "Fields the update changed.", example: ["email"] }),
     previousContactId: z.string().optional().openapi({ description: "Present when the update relabelled the contact.", example: "CR-7" }),
+    previous: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .openapi({
+        description: "The changed fields' former values, by the names of changedFields, as the contact showed them (docs/webhooks.md §1.1).",
+        example: { email: "ada@old.example.com" },
+      }),
   })
   .openapi("ContactUpdatedData");
+
+const ContactDeletedData = z
+  .object({
+    contactId: z.string().openapi({ example: "CR-7" }),
+    reason: z.enum(["deleted", "merged"]).openapi({ description: "deleted: moved to the trash (DELETE); merged: merged into another contact." }),
+    mergedInto: z.string().optional().openapi({ description: "The surviving contact, when reason is merged.", example: "CR-3" }),
+  })
+  .openapi("ContactDeletedData");
+
+const ContactRestoredData = z.object({ contact: ContactSchema }).openapi("ContactRestoredData");
+
+const ContactErasedData = z
+  .object({ contactId: z.string().openapi({ example: "CR-7" }) })
+  .openapi("ContactErasedData", { description: "The contact was erased: purge every copy of it. Carries no personal data." });
+
+const ContactMergedData = z
+  .object({
+    contact: EventContact,
+    mergedContactIds: z.array(z.string()).openapi({ example: ["CR-9"] }),
+    mergeId: z.string().openapi({ example: "mrg_2b1kV0yXcW8n4sQ3eF6gHj" }),
+  })
+  .openapi("ContactMergedData");
 
 const InteractionLogCreatedData = z
   .object({
@@ -50,6 +79,10 @@ const PingData = z
 export const eventData = {
   "contact.created": ContactCreatedData,
   "contact.updated": ContactUpdatedData,
+  "contact.deleted": ContactDeletedData,
+  "contact.restored": ContactRestoredData,
+  "contact.erased": ContactErasedData,
+  "contact.merged": ContactMergedData,
   "interaction_log.created": InteractionLogCreatedData,
   "web_form.submitted": WebFormSubmittedData,
 } as const satisfies Record<EventType, z.ZodType>;
@@ -72,6 +105,10 @@ const envelope = <N extends string, D extends z.ZodType>(event: N, data: D, name
 export const eventEnvelopes = {
   "contact.created": envelope("contact.created", ContactCreatedData, "ContactCreatedEvent"),
   "contact.updated": envelope("contact.updated", ContactUpdatedData, "ContactUpdatedEvent"),
+  "contact.deleted": envelope("contact.deleted", ContactDeletedData, "ContactDeletedEvent"),
+  "contact.restored": envelope("contact.restored", ContactRestoredData, "ContactRestoredEvent"),
+  "contact.erased": envelope("contact.erased", ContactErasedData, "ContactErasedEvent"),
+  "contact.merged": envelope("contact.merged", ContactMergedData, "ContactMergedEvent"),
   "interaction_log.created": envelope("interaction_log.created", InteractionLogCreatedData, "InteractionLogCreatedEvent"),
   "web_form.submitted": envelope("web_form.submitted", WebFormSubmittedData, "WebFormSubmittedEvent"),
 } as const satisfies Record<EventType, z.ZodType>;

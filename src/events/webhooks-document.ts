@@ -24,7 +24,11 @@ const deliveryHeaders = (event: string) => z.object({
 
 const summaries: Record<EventType, [string, string]> = {
   "contact.created": ["contactCreatedWebhook", "A contact was created (API, manual entry, web form); CSV imports do not fire it."],
-  "contact.updated": ["contactUpdatedWebhook", "A contact was updated; `changedFields` names what changed."],
+  "contact.updated": ["contactUpdatedWebhook", "A contact was updated; `changedFields` names what changed, `previous` their former values."],
+  "contact.deleted": ["contactDeletedWebhook", "A contact went to the trash (DELETE), or was merged into another (`reason: merged`)."],
+  "contact.restored": ["contactRestoredWebhook", "A contact came back from the trash."],
+  "contact.erased": ["contactErasedWebhook", "A contact was erased (at once, or purged from the trash after 30 days): purge every copy of it."],
+  "contact.merged": ["contactMergedWebhook", "Contacts were merged into this one, which keeps its contactId."],
   "interaction_log.created": ["interactionLogCreatedWebhook", "An interaction log was added to a contact."],
   "web_form.submitted": ["webFormSubmittedWebhook", "A web form was submitted."],
 };
@@ -34,7 +38,7 @@ const acknowledged = {
 };
 
 /**
- * The four events and the test ping in the document's `webhooks` (OpenAPI 3.1,
+ * The events and the test ping in the document's `webhooks` (OpenAPI 3.1,
  * docs/api.md §16.1): what a receiver gets, typed by the same schemas that build the payloads.
  */
 export function registerEventWebhooks(api: OpenAPIHono<AppEnv>) {

@@ -1,3 +1,4 @@
+import { actingAs } from "../changes/actor.ts";
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import type { Context, MiddlewareHandler } from "hono";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
@@ -82,13 +83,17 @@ export function formPages(): OpenAPIHono<AppEnv> {
  * One transaction per submission, as every write of the API, with its Idempotency-Key
  * (docs/api.md §11): a submission has no API key, so its keys belong to its form.
  */
-const submissionTransaction = transactional({
+const inTransaction = transactional({
   transaction: true,
   writer: (c) => {
     const form = (c.var as FormsEnv["Variables"]).submission.form!;
     return { projectId: form.project_id, owner: `form:${form.id}` };
   },
 }) as unknown as MiddlewareHandler<FormsEnv>;
+
+/** The transaction, with the form as the actor of the changes it makes (docs/api.md §19.1). */
+const submissionTransaction: MiddlewareHandler<FormsEnv> = (c, next) =>
+  actingAs({ actor: { type: "form", id: c.var.submission.form!.id }, requestId: c.var.requestId }, () => inTransaction(c, next));
 
 /**
  * Mounted by createApp ahead of the route (docs/security.md §2): from here on a browser

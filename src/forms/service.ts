@@ -4,7 +4,8 @@ import * as contacts from "../contacts/repository.ts";
 import type { ContactInput } from "../contacts/schemas.ts";
 import { createContact, parseContactId, patchContact } from "../contacts/service.ts";
 import type { Db, FormRow } from "../storage/schema.ts";
-import { recordEvent } from "../events/record.ts";
+import { eventOf, recordChange } from "../changes/record.ts";
+import { subjectOf } from "../changes/diff.ts";
 import { newId } from "../lib/ids.ts";
 import { isHttpUrl } from "../lib/formats.ts";
 import { allCustomFields } from "../reference/repository.ts";
@@ -103,13 +104,10 @@ export async function submitForm(
       values,
       submittedAt: submitted.submittedAt,
     });
-    await recordEvent(
-      trx,
-      projectId,
-      "web_form.submitted",
-      { form: { id: form.id, name: form.name }, submission: { id: submitted.submissionId, submittedAt: submitted.submittedAt, values }, contact },
-      now,
-    );
+    // The submission's event follows the contact's change, if the submission made one (docs/webhooks.md §8).
+    const data = { form: { id: form.id, name: form.name }, submission: { id: submitted.submissionId, submittedAt: submitted.submittedAt, values }, contact };
+    const event = eventOf("web_form.submitted", data, now, subjectOf(row!.id, contact));
+    await recordChange(trx, { projectId, object: "contact", id: contact.contactId, contactId: row!.id, action: null, at: now, events: [event] });
     return submitted;
   } catch (error) {
     throw asSubmissionError(error, specs);

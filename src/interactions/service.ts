@@ -1,8 +1,9 @@
-import { findContactIdentity } from "../contacts/repository.ts";
-import { formatContactId } from "../contacts/service.ts";
+import { findContactIdentity, findContactRow } from "../contacts/repository.ts";
+import { contactOf as contactOfRow, formatContactId } from "../contacts/service.ts";
 import type { Db } from "../storage/schema.ts";
 import { notFound, validationError } from "../errors.ts";
-import { recordEvent } from "../events/record.ts";
+import { eventOf, recordChange } from "../changes/record.ts";
+import { subjectOf } from "../changes/diff.ts";
 import type { CursorCodec } from "../lib/cursor.ts";
 import { newId } from "../lib/ids.ts";
 import { toPage } from "../lib/pagination.ts";
@@ -69,13 +70,11 @@ export async function createInteraction(db: Db, projectId: string, contactNumber
   }
   // The answer is the row as written: reading it back would cost a statement for nothing new.
   const log = toLog({ ...row, type_name: type?.name ?? null }, contactId);
-  await recordEvent(
-    db,
-    projectId,
-    "interaction_log.created",
-    { interactionLog: log, contact: { contactId, firstName: contact.first_name, lastName: contact.last_name, email: contact.email } },
-    now,
-  );
+  const data = { interactionLog: log, contact: { contactId, firstName: contact.first_name, lastName: contact.last_name, email: contact.email } };
+  // Subscription filters judge the log's contact as it is now (docs/webhooks.md §8).
+  const subject = subjectOf(contact.id, contactOfRow((await findContactRow(db, projectId, contact.contact_number))!));
+  const event = eventOf("interaction_log.created", data, now, subject);
+  await recordChange(db, { projectId, object: "interaction_log", id: log.id, contactId: contact.id, action: "created", at: now, events: [event] });
   return { log, created: true };
 }
 

@@ -3,6 +3,8 @@ import { sql, type Kysely, type Transaction } from "kysely";
 import type { Logger } from "../lib/log.ts";
 import type { Database, Db } from "./schema.ts";
 import { dialectOf } from "./query.ts";
+import { currentActing } from "../changes/actor.ts";
+import { writeChanges, type StagedChange } from "../changes/record.ts";
 
 /** A unit's transaction: its own, or its savepoint of a batch it shares (group commit). */
 export type Trx = Transaction<Database>;
@@ -22,6 +24,8 @@ export type CommitHook = (() => void) | CommitSignal;
 export interface Unit {
   /** Runs `hook` once after this unit's COMMIT; never when the unit (or the batch it shares) rolls back. */
   afterCommit(hook: CommitHook): void;
+  /** Keeps `change` to be written at the end of the unit's work, in its transaction (src/changes/record.ts); dropped with a savepoint rolled back. */
+  stageChange(change: StagedChange): void;
 }
 
 export type Work<T> = (trx: Trx, unit: Unit) => Promise<T>;
@@ -63,12 +67,24 @@ export interface QueueBounds {
 /** The write queue is full (in all, or for this owner): answered 429 with Retry-After. */
 export class WriteQueueFull extends Error {}
 
-/** The hooks of the unit (or of the savepoint inside it) whose work is running now. */
+/** The hooks and staged changes of the unit (or of the savepoint inside it) whose work is running now. */
 class Hooks implements Unit {
   private hooks: Set<CommitHook> | null = new Set();
+  staged: StagedChange[] = [];
 
   afterCommit(hook: CommitHook): void {
     this.hooks?.add(hook);
+  }
+
+  stageChange(change: StagedChange): void {
+    this.staged.push(change);
+  }
+
+  /** The staged changes, taken: the unit's end writes them. */
+  takeStaged(): StagedChange[] {
+    const staged = this.staged;
+    this.staged = [];
+    return staged;
   }
 
   /** Ends the scope: its hooks, which it takes no more. */
@@ -90,6 +106,9 @@ export function afterCommit(hook: CommitHook): void {
   running.getStore()?.afterCommit(hook);
 }
 
+/** The unit whose work is running now, if any (src/changes/record.ts stages its changes on it). */
+export const runningUnit = (): Unit | undefined => running.getStore();
+
 /** The outcome of work run under a savepoint: its value, or the error it was undone for. */
 export type Attempt<T> = { ok: true; value: T } | { ok: false; error: unknown };
 
@@ -109,6 +128,7 @@ export async function inSavepoint<T>(trx: Db, name: string, work: () => Promise<
     const value = scope ? await running.run(scope, work) : await work();
     await savepointStatement(trx, `release ${name}`);
     for (const hook of scope?.close() ?? []) unit!.afterCommit(hook);
+    for (const change of scope?.takeStaged() ?? []) unit!.stageChange(change);
     return { ok: true, value };
   } catch (error) {
     scope?.close();
@@ -135,8 +155,8 @@ async function savepointStatement(trx: Db, text: string): Promise<void> {
  * queue, and settles once that has committed. The API's requests, the console's actions,
  * the CLI, imports, forms, the dispatcher's outcomes and the jobs all write here. After
  * the COMMIT it runs the unit's afterCommit hooks, once; a unit that rolls back (its
- * savepoint, or the whole batch) runs none. Whatever every write must also do in its own
- * transaction (a change log, say) belongs in `once`, around `work`.
+ * savepoint, or the whole batch) runs none. The change records its work staged
+ * (src/changes/record.ts) are written at its end, in its transaction.
  */
 export class UnitOfWork {
   private readonly listeners = new Map<CommitSignal, Array<() => void>>();
@@ -177,10 +197,19 @@ export class UnitOfWork {
 
   private async once<T>(owner: Owner, work: Work<T>, options: RunOptions): Promise<T> {
     const unit = new Hooks();
+    // Who acts is read here: the queue may run the work from another request's context.
+    const acting = currentActing();
     let value: T;
     try {
       // The queue's machinery runs outside any unit, even when a unit's work started the caller.
-      value = await running.exit(() => this.queue.run((trx) => running.run(unit, () => work(trx, unit)), owner, options));
+      // The changes the work staged are written last, in its transaction (docs/api.md §19.1).
+      const whole = (trx: Trx) =>
+        running.run(unit, async () => {
+          const result = await work(trx, unit);
+          await writeChanges(trx, unit.takeStaged(), acting);
+          return result;
+        });
+      value = await running.exit(() => this.queue.run(whole, owner, options));
     } catch (error) {
       unit.close();
       throw error;
