@@ -6,6 +6,8 @@ import { consoleHosts } from "./admin/hosts.ts";
 import { authenticate } from "./auth/middleware.ts";
 import { contactBatchRoutes } from "./contacts/batch-routes.ts";
 import { contactRoutes } from "./contacts/routes.ts";
+import { trashRoutes } from "./contacts/trash-routes.ts";
+import { changeRoutes } from "./changes/routes.ts";
 import { isConnectionError } from "./storage/query.ts";
 import { WriteQueueFull } from "./storage/unit-of-work.ts";
 import { docsPages } from "./docs/routes.ts";
@@ -68,6 +70,8 @@ export function createApi() {
   api.route("/", referenceRoutes);
   api.route("/", contactBatchRoutes);
   api.route("/", contactRoutes);
+  api.route("/", trashRoutes);
+  api.route("/", changeRoutes);
   api.route("/", interactionRoutes);
   api.route("/", webhookRoutes);
   api.route("/", eventRoutes);

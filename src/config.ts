@@ -74,6 +74,8 @@ export const configSchema = z.object({
   CRM_WEBHOOK_RETRY_SCHEDULE: schedule.default([10_000, 60_000, 300_000, 1_800_000, 3_600_000, 7_200_000, 9_000_000]),
   CRM_WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(1).default(10_000),
   CRM_OUTBOX_POLL_MS: z.coerce.number().int().min(1).default(500),
+  /** How long change records are kept (docs/api.md §19.2); a feed cursor older than that is 410. */
+  CRM_CHANGES_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(90),
   CRM_LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
   CRM_TRUST_PROXY: trustedProxies.default([]),
   CRM_ADMIN_HOSTS: adminHosts.default([]),

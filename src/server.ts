@@ -10,6 +10,7 @@ import { databaseSecret } from "./storage/settings.ts";
 import { openStorage } from "./storage/index.ts";
 import { UnitOfWork } from "./storage/unit-of-work.ts";
 import { startJobs, type JobName } from "./jobs/index.ts";
+import { eraseContact } from "./contacts/erase.ts";
 import { StatisticsWatch } from "./jobs/statistics.ts";
 import { systemClock, type Clock } from "./lib/clock.ts";
 import { isoNow } from "./lib/time.ts";
@@ -168,7 +169,22 @@ async function serveOn(
     isReady: async () => dispatcher.alive() && (await storage.ready()),
     statistics,
   });
-  const jobs = startJobs({ db, writes, keys, limiter, log, clock, refreshStatistics: () => storage.refreshStatistics(), statistics });
+  // The trash's purge erases as `crm contact erase` does, as the service (docs/api.md §19.3).
+  const eraseFromTrash = async (projectId: string, contactNumber: number) => {
+    await eraseContact(db, projectId, contactNumber, { writes, now: isoNow(clock), secrets, warn: (message) => log.warn(message) });
+  };
+  const jobs = startJobs({
+    db,
+    writes,
+    keys,
+    limiter,
+    log,
+    clock,
+    refreshStatistics: () => storage.refreshStatistics(),
+    statistics,
+    changesRetentionDays: config.CRM_CHANGES_RETENTION_DAYS,
+    eraseFromTrash,
+  });
   const server = listener.server;
   listener.attach(app.fetch);
   log.info("listening", { host: config.HOST, port: server.port, env: config.CRM_ENV, runtime: runtime.name });

@@ -19,6 +19,21 @@ const SCALARS = [
   "notes",
 ] as const;
 
+/**
+ * Every name a change record's `field` (and a history or subscription filter) can take:
+ * the scalars, `address` and its parts, `customFields` (its parts are `customFields.<id>`), `tags`.
+ */
+export const CHANGE_FIELDS: ReadonlySet<string> = new Set([
+  ...SCALARS,
+  "address",
+  ...["line1", "line2", "city", "state", "zip", "country"].map((k) => `address.${k}`),
+  "customFields",
+  "tags",
+]);
+
+/** Whether `field` names a contact field a change can set (`customFields.<id>` for any id). */
+export const isChangeField = (field: string) => CHANGE_FIELDS.has(field) || /^customFields\.[^.]+$/.test(field);
+
 type Shown = Pick<Contact, (typeof SCALARS)[number] | "address" | "tags" | "customFields">;
 
 const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);

@@ -5,6 +5,9 @@ import type { UnitOfWork } from "../storage/unit-of-work.ts";
 import { notFound } from "../errors.ts";
 import { eventsAbout, idempotentAnswersAbout, idHistory, scrubPersonalData, type IdPeriod, type Sealer, type StoredAnswer } from "../events/scrub.ts";
 import { findContactIdentity } from "./repository.ts";
+import { eventOf, recordChange } from "../changes/record.ts";
+import { redactChangesOf } from "../changes/repository.ts";
+import type { EventSubject } from "../webhooks/filter.ts";
 import { formatContactId } from "./service.ts";
 
 /** What an erase removed (docs/import-export.md §3), as `crm contact erase --json` prints it. */
@@ -47,7 +50,8 @@ function chunks<T>(items: T[]): T[][] {
  * Erases a contact (docs/import-export.md §3): deletes it with its interaction logs, tag links, search
  * terms and form submissions, and nulls its personal data in the project's stored events
  * (so in pending deliveries, which send the stored body) and in stored idempotent answers.
- * Its number goes to `erased_contacts`, never to be given again; no event is recorded.
+ * Its number goes to `erased_contacts`, never to be given again; its change records are
+ * redacted and `contact.erased` is recorded (docs/api.md §19.1), also for a contact in the trash.
  *
  * The events are searched first outside the transaction (a project's 30 days of events can
  * be large, and a long read must not hold the write lock other tenants wait on), then again
@@ -57,19 +61,25 @@ function chunks<T>(items: T[]): T[][] {
  */
 export async function eraseContact(db: Kysely<Database>, projectId: string, contactNumber: number, options: EraseOptions): Promise<Erasure> {
   const contactId = formatContactId(contactNumber);
-  if (!(await findContactIdentity(db, projectId, contactNumber))) throw notFound("Contact");
+  if (!(await findContactIdentity(db, projectId, contactNumber, { trashed: true }))) throw notFound("Contact");
   const watermark = await latestEventTime(db, projectId);
   const history = await idHistory(db, projectId, contactId);
   const scanned = await eventsAbout(db, projectId, history, null);
   const answers = await idempotentAnswersAbout(db, projectId, history, options.secrets, null);
 
   const erasure = await options.writes.run(projectId, async (trx) => {
-    const contact = await findContactIdentity(trx, projectId, contactNumber);
+    const contact = await findContactIdentity(trx, projectId, contactNumber, { trashed: true });
     if (!contact) throw notFound("Contact");
+    // Subscription filters judge contact.erased on the contact as it was (docs/webhooks.md §8).
+    const subject = await subjectBeforeErasure(trx, contact.id);
     const since = watermark === null ? null : new Date(Date.parse(watermark) - CATCH_UP_MS).toISOString();
     const eventIds = new Set([...scanned.keys(), ...(await eventsAbout(trx, projectId, history, since)).keys()]);
     const stored = new Map([...answers, ...(await idempotentAnswersAbout(trx, projectId, history, options.secrets, since))].map((a) => [`${a.api_key_id}\n${a.key}`, a]));
-    const removed = await deleteContact(trx, projectId, contact.id, contactNumber, options.now);
+    const removed = await deleteContact(trx, projectId, contact.id, contactNumber, options.now, contact.deleted_at !== null);
+    // The change log keeps that something happened, not what (docs/api.md §19.1), and tells receivers to purge their copies.
+    await redactChangesOf(trx, contact.id);
+    const event = eventOf("contact.erased", { contactId }, options.now, subject);
+    await recordChange(trx, { projectId, object: "contact", id: contactId, contactId: null, action: "erased", at: options.now, events: [event] });
     const scrubbed = await scrubEvents(trx, [...eventIds], history);
     const idempotentAnswers = await scrubIdempotentAnswers(trx, [...stored.values()], history, options.secrets);
     return { contactId, projectId, erasedAt: options.now, removed, scrubbed: { ...scrubbed, idempotentAnswers } };
@@ -93,7 +103,7 @@ async function reclaim(db: Kysely<Database>, contactId: string, warn: EraseOptio
 
 /** What an erase would remove and scrub, for the console's confirmation; writes nothing. */
 export async function erasurePreview(db: Db, projectId: string, contactNumber: number) {
-  const contact = await findContactIdentity(db, projectId, contactNumber);
+  const contact = await findContactIdentity(db, projectId, contactNumber, { trashed: true });
   if (!contact) throw notFound("Contact");
   const countOf = async (table: "interaction_logs" | "contact_tags" | "contact_search_terms" | "form_submissions") => {
     const row = await db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as("n")).where("contact_id", "=", contact.id).executeTakeFirst();
@@ -109,12 +119,25 @@ export async function erasurePreview(db: Db, projectId: string, contactNumber: n
   };
 }
 
+/** The category and tags of a contact about to be erased: live tags, or those waiting in the trash. */
+async function subjectBeforeErasure(trx: Db, id: number): Promise<EventSubject> {
+  const row = await trx
+    .selectFrom("contacts")
+    .leftJoin("contact_types", "contact_types.id", "contacts.contact_type_id")
+    .select(["contact_types.category", "contacts.trashed_tags"])
+    .where("contacts.id", "=", id)
+    .executeTakeFirstOrThrow();
+  const live = await trx.selectFrom("contact_tags").select("tag_id").where("contact_id", "=", id).execute();
+  const tagIds = row.trashed_tags ? (JSON.parse(row.trashed_tags) as string[]) : live.map((t) => t.tag_id);
+  return { contactId: id, category: row.category ?? null, tagIds };
+}
+
 async function latestEventTime(db: Db, projectId: string): Promise<string | null> {
   const row = await db.selectFrom("events").select((eb) => eb.fn.max("created_at").as("latest")).where("project_id", "=", projectId).executeTakeFirst();
   return row?.latest ?? null;
 }
 
-async function deleteContact(trx: Db, projectId: string, id: number, contactNumber: number, now: string): Promise<Erasure["removed"]> {
+async function deleteContact(trx: Db, projectId: string, id: number, contactNumber: number, now: string, trashed: boolean): Promise<Erasure["removed"]> {
   const removed = {
     interactionLogs: count(await trx.deleteFrom("interaction_logs").where("contact_id", "=", id).executeTakeFirst()),
     tagLinks: count(await trx.deleteFrom("contact_tags").where("contact_id", "=", id).executeTakeFirst()),
@@ -123,7 +146,8 @@ async function deleteContact(trx: Db, projectId: string, id: number, contactNumb
   };
   await trx.deleteFrom("contacts").where("id", "=", id).execute();
   // The counter (last_contact_number) is left as it is: it only grows, so no create takes the number.
-  await trx.updateTable("projects").set((eb) => ({ contact_count: eb("contact_count", "-", 1) })).where("id", "=", projectId).execute();
+  // A contact in the trash no longer counts (src/contacts/trash.ts).
+  if (!trashed) await trx.updateTable("projects").set((eb) => ({ contact_count: eb("contact_count", "-", 1) })).where("id", "=", projectId).execute();
   await trx.insertInto("erased_contacts").values({ project_id: projectId, contact_number: contactNumber, erased_at: now }).execute();
   return removed;
 }

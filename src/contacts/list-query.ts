@@ -42,7 +42,8 @@ export async function listContactRows(db: Db, projectId: string, f: ContactFilte
     return rowsByIds(db, projectId, await drivenIds(db, tagDriver(first!), { ...f, tagIds: rest }, limit + 1));
   }
   if (f.contactTypeIds) return typedRows(db, projectId, f, f.contactTypeIds, limit);
-  let q = withType(db).where("contacts.project_id", "=", projectId);
+  // A trashed contact keeps its row (docs/api.md §19.3) and is left out here; the other paths find contacts through rows it no longer has.
+  let q = withType(db).where("contacts.project_id", "=", projectId).where("contacts.deleted_at", "is", null);
   if (f.updatedSince) q = q.where("contacts.updated_at", ">=", f.updatedSince);
   if (f.searchTokens?.length) q = q.where((eb) => candidateCondition(eb as never, { searchTokens: f.searchTokens }, filterOnlyIn(db)));
   if (f.after) q = q.where((eb) => keysetAfter(eb as never, ["contacts.updated_at", "contacts.contact_number"], f.after!, "desc"));
@@ -72,7 +73,10 @@ async function typedRows(db: Db, projectId: string, f: ContactFilters, typeIds: 
   const pages = await Promise.all(
     typeIds.map((typeId) => {
       // project_id as a filter only: otherwise contacts_recent would compete (types belong to one project).
-      let q = withType(db).where(filterOnly("contacts.project_id"), "=", projectId).where("contacts.contact_type_id", "=", typeId);
+      let q = withType(db)
+        .where(filterOnly("contacts.project_id"), "=", projectId)
+        .where("contacts.contact_type_id", "=", typeId)
+        .where("contacts.deleted_at", "is", null);
       if (f.updatedSince) q = q.where("contacts.updated_at", ">=", f.updatedSince);
       if (f.searchTokens?.length) q = q.where((eb) => candidateCondition(eb as never, { searchTokens: f.searchTokens }, filterOnly));
       if (f.after) q = q.where((eb) => keysetAfter(eb as never, ["contacts.updated_at", "contacts.contact_number"], f.after!, "desc"));

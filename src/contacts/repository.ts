@@ -43,8 +43,17 @@ const withTypeOfOne = (db: Db) =>
     ]);
 
 const contactByNumber = preparedQuery<[string, number], ContactView & { tags: TagsColumn }>(2, (db, projectId, contactNumber) =>
-  withTypeOfOne(db).where("contacts.project_id", "=", projectId).where("contacts.contact_number", "=", contactNumber) as never,
+  withTypeOfOne(db).where("contacts.project_id", "=", projectId).where("contacts.contact_number", "=", contactNumber).where("contacts.deleted_at", "is", null) as never,
 );
+
+/** A contact in the trash (docs/api.md §19.3), as findContactRow reads a live one (no tags: they wait in trashed_tags). */
+export async function findTrashedContactRow(db: Db, projectId: string, contactNumber: number) {
+  return (await withTypeOfOne(db)
+    .where("contacts.project_id", "=", projectId)
+    .where("contacts.contact_number", "=", contactNumber)
+    .where("contacts.deleted_at", "is not", null)
+    .executeTakeFirst()) as (ContactView & { tags: TagsColumn }) | undefined;
+}
 
 export async function findContactRow(db: Db, projectId: string, contactNumber: number): Promise<(ContactView & { tags: TagsColumn }) | undefined> {
   return (await contactByNumber(db, projectId, contactNumber))[0];
@@ -53,17 +62,21 @@ export async function findContactRow(db: Db, projectId: string, contactNumber: n
 /** What a contact's logs need of it (interactions): its id, number and names, no tags. */
 const contactIdentity = preparedQuery<
   [string, number],
-  { id: number; contact_number: number; first_name: string | null; last_name: string | null; email: string | null }
+  ContactIdentity
 >(2, (db, projectId, contactNumber) =>
   db
     .selectFrom("contacts")
-    .select(["id", "contact_number", "first_name", "last_name", "email"])
+    .select(["id", "contact_number", "first_name", "last_name", "email", "deleted_at"])
     .where("project_id", "=", projectId)
     .where("contact_number", "=", contactNumber),
 );
 
-export async function findContactIdentity(db: Db, projectId: string, contactNumber: number) {
-  return (await contactIdentity(db, projectId, contactNumber))[0];
+type ContactIdentity = { id: number; contact_number: number; first_name: string | null; last_name: string | null; email: string | null; deleted_at: string | null };
+
+/** A live contact's identity; with `trashed`, one in the trash too (erasure, history, a number's reservation). */
+export async function findContactIdentity(db: Db, projectId: string, contactNumber: number, options: { trashed?: boolean } = {}): Promise<ContactIdentity | undefined> {
+  const row = (await contactIdentity(db, projectId, contactNumber))[0];
+  return row && (row.deleted_at === null || options.trashed) ? row : undefined;
 }
 
 /**
@@ -91,7 +104,8 @@ const contactWithSignal = preparedQuery<[string, number], ContactView & { tags: 
           .as("phone_matches"),
       ])
       .where("contacts.project_id", "=", projectId)
-      .where("contacts.contact_number", "=", contactNumber) as never,
+      .where("contacts.contact_number", "=", contactNumber)
+      .where("contacts.deleted_at", "is", null) as never,
 );
 
 export async function findContactWithSignal(db: Db, projectId: string, contactNumber: number) {
@@ -184,7 +198,7 @@ export async function updateContactRow(db: Db, id: number, row: Omit<NewContactR
 
 /** A number held by a contact, or once held by an erased one (docs/import-export.md §3: never given again). */
 export async function contactNumberTaken(db: Db, projectId: string, contactNumber: number): Promise<boolean> {
-  if (await findContactIdentity(db, projectId, contactNumber)) return true;
+  if (await findContactIdentity(db, projectId, contactNumber, { trashed: true })) return true;
   const erased = await db
     .selectFrom("erased_contacts")
     .select("contact_number")

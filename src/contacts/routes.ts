@@ -4,6 +4,7 @@ import type { AppEnv } from "../http/env.ts";
 import { commonErrors, created, errors, json, jsonRequest, mergePatchRequest, reading, security, writing } from "../http/openapi.ts";
 import { isoNow } from "../lib/time.ts";
 import { listContacts } from "./list.ts";
+import { currentFeedCursor } from "../changes/service.ts";
 import {
   ContactIdParam,
   ContactList,
@@ -34,6 +35,12 @@ const RECEIPT_NOTE = "To a key without contacts:read, only the contact's receipt
 const ETAG = { ETag: { description: 'The contact\'s version as an entity tag: "<version>".', schema: { type: "string" as const, example: '"3"' } } };
 const UPSERT_RESULT = {
   "Upsert-Result": { description: "What the upsert did.", schema: { type: "string" as const, enum: ["created", "updated", "unchanged"] } },
+};
+const CHANGES_CURSOR = {
+  "Changes-Cursor": {
+    description: "The change feed's position read before this page: follow GET /changes from it once every page is read (docs/api.md §19.2).",
+    schema: { type: "string" as const },
+  },
 };
 const IF_MATCH_NOTE = 'If-Match: "<version>" (or *) makes the write conditional: 412 ERR_PRECONDITION_FAILED when the contact has changed since (docs/api.md §18.1).';
 
@@ -78,9 +85,17 @@ contactRoutes.openapi(
     security,
     middleware: reading("contacts:read"),
     request: { query: ListContactsQuery },
-    responses: { 200: json(ContactList, "One page, most recently updated first."), ...commonErrors },
+    responses: {
+      200: { ...json(ContactList, "One page, most recently updated first."), headers: CHANGES_CURSOR },
+      ...commonErrors,
+    },
   }),
-  async (c) => c.json(await listContacts(c.get("db"), c.get("deps").cursors, c.get("caller").projectId, c.req.valid("query")), 200),
+  async (c) => {
+    const { db, deps, caller } = c.var;
+    // Read before the page (docs/api.md §19.2): a mirror that follows the feed from here misses nothing the page lacks.
+    c.header("Changes-Cursor", await currentFeedCursor(db, deps.cursors, caller.projectId));
+    return c.json(await listContacts(db, deps.cursors, caller.projectId, c.req.valid("query")), 200);
+  },
 );
 
 contactRoutes.openapi(

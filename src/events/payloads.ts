@@ -20,9 +20,10 @@ const ContactUpdatedData = z
     previousContactId: z.string().optional().openapi({ description: "Present when the update relabelled the contact.", example: "CR-7" }),
     previous: z
       .record(z.string(), z.unknown())
+      .nullable()
       .optional()
       .openapi({
-        description: "The changed fields' former values, by the names of changedFields, as the contact showed them (docs/webhooks.md §1.1).",
+        description: "The changed fields' former values, by the names of changedFields, as the contact showed them; null once the contact was erased (docs/webhooks.md §1.1).",
         example: { email: "ada@old.example.com" },
       }),
   })

@@ -8,6 +8,10 @@ export const EventSchema = z
   .discriminatedUnion("event", [
     eventEnvelopes["contact.created"],
     eventEnvelopes["contact.updated"],
+    eventEnvelopes["contact.deleted"],
+    eventEnvelopes["contact.restored"],
+    eventEnvelopes["contact.erased"],
+    eventEnvelopes["contact.merged"],
     eventEnvelopes["interaction_log.created"],
     eventEnvelopes["web_form.submitted"],
   ])

@@ -30,7 +30,12 @@ export function scrubPersonalData(value: unknown, contactIds: ReadonlySet<string
   let changed = false;
   for (const child of Object.values(record)) if (scrubPersonalData(child, contactIds)) changed = true;
   // web_form.submitted (docs/webhooks.md §1.1): the submission's values are what the person typed.
-  const data = record.data as { contact?: unknown; submission?: { values?: unknown } } | undefined;
+  const data = record.data as { contact?: unknown; submission?: { values?: unknown }; previous?: unknown } | undefined;
+  // contact.updated's `previous`: the person's former values.
+  if (record.event === "contact.updated" && data?.previous && isAbout(data.contact, contactIds)) {
+    data.previous = null;
+    changed = true;
+  }
   if (record.event === "web_form.submitted" && data?.submission && data.submission.values !== null && isAbout(data.contact, contactIds)) {
     data.submission.values = null;
     changed = true;

@@ -22,6 +22,7 @@ export const errors = {
   402: errorContent("Contact quota exhausted."),
   404: errorContent("Not found in this project."),
   409: errorContent("Uniqueness conflict, an ambiguous upsert match (ERR_AMBIGUOUS_MATCH), or the Idempotency-Key is in flight."),
+  410: errorContent("The cursor is older than the change log's retention (ERR_CURSOR_EXPIRED): bootstrap again."),
   412: errorContent("If-Match named a version the contact no longer has (ERR_PRECONDITION_FAILED); nothing was written."),
   413: errorContent("Body over 1 MiB."),
   415: errorContent("Body is not application/json."),

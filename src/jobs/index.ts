@@ -23,11 +23,16 @@ export type JobName = "flush-last-used" | "limiter-sweep" | "retention" | "stati
  * clock; what a job keeps or drops is judged by the service's clock (issue 11), and
  * `run` starts a job now, off its schedule.
  */
-export function startJobs(deps: { db: Kysely<Database>; writes: UnitOfWork; keys: KeyStore; limiter: RateLimiter; log: Logger; clock: Clock; refreshStatistics(): Promise<void>; statistics: StatisticsWatch }) {
+export function startJobs(deps: { db: Kysely<Database>; writes: UnitOfWork; keys: KeyStore; limiter: RateLimiter; log: Logger; clock: Clock; refreshStatistics(): Promise<void>; statistics: StatisticsWatch; changesRetentionDays?: number; eraseFromTrash?(projectId: string, contactNumber: number): Promise<void> }) {
   const tasks: Record<JobName, () => Promise<void> | void> = {
     "flush-last-used": () => deps.keys.flushLastUsed(),
     "limiter-sweep": () => deps.limiter.sweep(),
-    retention: () => applyRetention(deps.writes, deps.clock.now()),
+    retention: () =>
+      applyRetention(deps.writes, deps.clock.now(), {
+        changesRetentionDays: deps.changesRetentionDays,
+        db: deps.db,
+        eraseFromTrash: deps.eraseFromTrash,
+      }),
     statistics: () => deps.refreshStatistics(),
     "statistics-watch": () => deps.statistics.check(),
     memory: memoryKeeper(runtime.collectGarbage),

@@ -6,6 +6,16 @@ import { retainedSince } from "../events/catalog.ts";
 import { deleteIdleSessions } from "../admin/sessions.ts";
 import { sweepSignInAttempts } from "../admin/lockout.ts";
 import { deleteExpiredUploads } from "../admin/import-uploads.ts";
+import { pruneChanges } from "../changes/repository.ts";
+import { expiredTrash } from "../contacts/trash.ts";
+
+export interface RetentionOptions {
+  /** CRM_CHANGES_RETENTION_DAYS (default 90). */
+  changesRetentionDays?: number;
+  /** The database to find the trash's expired contacts in, and how to erase one (src/contacts/erase.ts). */
+  db?: Kysely<Database>;
+  eraseFromTrash?(projectId: string, contactNumber: number): Promise<void>;
+}
 
 /**
  * Retention (docs/api.md §11, docs/webhooks.md §2): events and delivery attempts are kept 30 days (deliveries
@@ -13,8 +23,19 @@ import { deleteExpiredUploads } from "../admin/import-uploads.ts";
  * service's clock, issue 11). Deletes in batches, each a unit of work of its own, so the
  * writer is never held for long.
  */
-export async function applyRetention(writes: UnitOfWork | Kysely<Database>, now: number): Promise<void> {
+export async function applyRetention(writes: UnitOfWork | Kysely<Database>, now: number, options: RetentionOptions = {}): Promise<void> {
   const units = unitsFor(writes);
+  // Change records past their retention, a few thousand at a time (docs/api.md §19.2).
+  const changesCutoff = new Date(now - (options.changesRetentionDays ?? 90) * 86_400_000).toISOString();
+  while ((await units.run(null, (trx) => pruneChanges(trx, changesCutoff))) > 0);
+  // Contacts 30 days in the trash are erased, each in its own unit (docs/api.md §19.3).
+  if (options.eraseFromTrash && options.db) {
+    for (;;) {
+      const due = await expiredTrash(options.db, now, 100);
+      for (const contact of due) await options.eraseFromTrash(contact.projectId, contact.contactNumber);
+      if (due.length < 100) break;
+    }
+  }
   const cutoff = retainedSince(now);
   for (const table of ["delivery_attempts", "events"] as const) {
     const column = table === "events" ? "created_at" : "at";

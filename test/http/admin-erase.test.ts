@@ -102,9 +102,10 @@ describe("the Erase action", () => {
     expect((await admin.get(`${base}/${contactId}`)).status).toBe(404);
     expect((await admin.get(`${base}/${contactId}/erase`)).status).toBe(404);
     expectError(await p.api("GET", `/contacts/${contactId}`), "ERR_NOT_FOUND");
-    // The same erase as the CLI's: no event fired, those about it emptied.
+    // The same erase as the CLI's: contact.erased fired (docs/api.md §19.4), those about it emptied.
     const after = (await walk(p.api, "/events", { limit: 200 })).items;
-    expect(after.map((e) => e.id)).toStrictEqual(eventsBefore.map((e) => e.id));
+    expect(after.filter((e) => e.event === "contact.erased").map((e) => e.data)).toStrictEqual([{ contactId }]);
+    expect(after.filter((e) => e.event !== "contact.erased").map((e) => e.id)).toStrictEqual(eventsBefore.map((e) => e.id));
     for (const e of about) expectErasedEvent(after.find((x) => x.id === e.id), e);
     const side = await openSideDatabase(srv.env, { readonly: true });
     try {

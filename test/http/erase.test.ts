@@ -197,9 +197,11 @@ describe("the API after the erase", () => {
 });
 
 describe("stored events", () => {
-  test("no event fired for the erase, and none was removed: the event log has the same events", async () => {
+  test("the erase fired one contact.erased carrying only the contactId, and no event was removed (docs/api.md §19.4)", async () => {
     const after = (await walk(p.api, "/events", { limit: 200 })).items;
-    expect(after.map((e) => `${e.id} ${e.event}`)).toEqual(eventsBefore.map((e) => `${e.id} ${e.event}`));
+    const erased = after.filter((e) => e.event === "contact.erased");
+    expect(erased.map((e) => e.data)).toEqual([{ contactId: NEW_ID }]);
+    expect(after.filter((e) => e.event !== "contact.erased").map((e) => `${e.id} ${e.event}`)).toEqual(eventsBefore.map((e) => `${e.id} ${e.event}`));
   });
 
   test("GET /events, every page, shows none of the person's data", async () => {
@@ -267,7 +269,9 @@ describe("webhook deliveries", () => {
     const known = new Set(eventsBefore.map((e) => e.id));
     for (const req of held.requests) {
       expect(hitsIn(req.text, person.needles)).toEqual([]);
-      expect(known.has(req.json.id)).toBe(true);
+      // The one event newer than the erase is contact.erased, which carries the contactId alone.
+      if (req.json.event === "contact.erased") expect(req.json.data).toEqual({ contactId: NEW_ID });
+      else expect(known.has(req.json.id)).toBe(true);
     }
   });
 
