@@ -120,6 +120,7 @@ async function runImport(deps: AppDeps, job: ImportJob) {
   try {
     const outcome = await importCsv(deps.db, job.file.stream() as unknown as AsyncIterable<Uint8Array>, {
       project: job.project,
+      importId: job.id,
       clock: deps.clock,
       columns: job.columns,
       summary,

@@ -41,7 +41,7 @@ export async function readFeed(
   const { prunedThrough } = await feedPosition(db, projectId);
   let after = prunedThrough;
   if (query.after !== undefined) {
-    const [seq] = cursors.decode(query.after, feedBinding(projectId));
+    const [seq] = cursors.decode(query.after, feedBinding(projectId), "after");
     if (typeof seq !== "number" || !Number.isSafeInteger(seq) || seq < 0) throw validationError("after", "after is not a valid cursor.");
     if (seq < prunedThrough) {
       throw new ApiError("ERR_CURSOR_EXPIRED", "The changes after this cursor are past the change log's retention; read the contacts again and follow from a new cursor.");

@@ -14,8 +14,9 @@ export class CursorCodec {
     return `${payload}.${this.sign(payload)}`;
   }
 
-  decode(cursor: string, filters: unknown): Array<string | number> {
-    const invalid = new ApiError("ERR_FORM_VALIDATION", "cursor is not valid for this list.", "cursor");
+  /** `param`: the query parameter the cursor came in, named by the 422 (`after` on GET /changes). */
+  decode(cursor: string, filters: unknown, param = "cursor"): Array<string | number> {
+    const invalid = new ApiError("ERR_FORM_VALIDATION", `${param} is not valid for this list.`, param);
     const [payload, signature, extra] = cursor.split(".");
     if (!payload || !signature || extra !== undefined) throw invalid;
     const expected = Buffer.from(this.sign(payload));
@@ -23,7 +24,7 @@ export class CursorCodec {
     if (expected.length !== given.length || !timingSafeEqual(expected, given)) throw invalid;
     const parsed = JSON.parse(Buffer.from(payload, "base64url").toString()) as { p: Array<string | number>; f: string };
     if (parsed.f !== this.fingerprint(filters)) {
-      throw new ApiError("ERR_FORM_VALIDATION", "cursor was issued for other filters.", "cursor");
+      throw new ApiError("ERR_FORM_VALIDATION", `${param} was issued for other filters.`, param);
     }
     return parsed.p;
   }

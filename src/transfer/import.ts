@@ -1,3 +1,4 @@
+import { actingAs } from "../changes/actor.ts";
 import { CsvError, parseCsv } from "./csv.ts";
 import { mapHeader, type ColumnChoices, type HeaderPlan } from "./import-columns.ts";
 import { buildRow, contactTypeNames, type ContactTypeNames, type RowResult } from "./import-rows.ts";
@@ -55,6 +56,8 @@ export class Summary {
 
 export interface ImportOptions {
   project: { id: string; contactQuota: number | null; contactCount: number };
+  /** The console's import id, named by the change records it makes (the CLI's have none). */
+  importId?: string;
   /** Each row's createdAt is read from it: the service's clock in the console, the system's in the CLI (issue 11). */
   clock: Clock;
   dryRun?: boolean;
@@ -126,7 +129,9 @@ async function writeBatch(batch: Array<{ row: number; input: ContactInput }>, s:
         while (next < batch.length && performance.now() - started < budget);
         if (dryRun) throw new DryRunRollback();
       };
-      await o.writes.run(projectId, chunk, { patienceMs: o.patienceMs });
+      // The rows' change records name the import (docs/api.md §19.1), whoever started it.
+      const acting = { actor: { type: "import" as const, id: o.importId ?? null }, requestId: null };
+      await actingAs(acting, () => o.writes.run(projectId, chunk, { patienceMs: o.patienceMs }));
     } catch (error) {
       if (!(error instanceof DryRunRollback)) throw error;
     }
