@@ -110,7 +110,9 @@ export async function writeChanges(db: Db, staged: StagedChange[], acting: Actin
       if (c.action !== null) {
         seq += 1;
         const fields = c.changes && c.changes.length > 0 ? JSON.stringify(c.changes) : null;
-        rows.push([projectId, seq, c.at, c.object, c.id, c.contactId, c.action, fields, actor, acting.requestId]);
+        // An erasure's own record is as redacted as the contact's others (docs/api.md §19.4): seq, at, object, id, action.
+        const anonymous = c.action === "erased";
+        rows.push([projectId, seq, c.at, c.object, c.id, c.contactId, c.action, anonymous ? null : fields, anonymous ? null : actor, anonymous ? null : acting.requestId]);
       }
       c.events.forEach((e, k) => {
         const body = JSON.stringify({ id: e.id, event: e.type, apiVersion: "v1", projectId, createdAt: e.createdAt, data: e.data });

@@ -37,7 +37,7 @@ const ContactDeletedData = z
   })
   .openapi("ContactDeletedData");
 
-const ContactRestoredData = z.object({ contact: ContactSchema }).openapi("ContactRestoredData");
+const ContactRestoredData = z.object({ contact: EventContact }).openapi("ContactRestoredData");
 
 const ContactErasedData = z
   .object({ contactId: z.string().openapi({ example: "CR-7" }) })

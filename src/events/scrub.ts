@@ -6,8 +6,11 @@ import type { Db } from "../storage/schema.ts";
  * become null.
  */
 
-/** Keys an erased contact's objects keep: they identify, they say nothing about the person. */
-const KEPT_KEYS = new Set(["id", "contactId"]);
+/**
+ * Keys an erased contact's objects keep: they identify, they say nothing about the person
+ * (contact.deleted's reason and mergedInto, docs/api.md §19.4, are the service's words).
+ */
+const KEPT_KEYS = new Set(["id", "contactId", "reason", "mergedInto"]);
 
 /**
  * Nulls, in place, every value of each object about one of `contactIds` (a contact, an
