@@ -56,7 +56,9 @@ export async function* contactPages(db: Db, projectId: string, pageSize = EXPORT
       .limit(pageSize)
       .execute();
     if (rows.length === 0) return;
-    yield await toContacts(db, rows);
+    // Contacts in the trash are not exported (docs/api.md §19.3: 404 everywhere).
+    const live = rows.filter((r) => r.deleted_at === null);
+    if (live.length > 0) yield await toContacts(db, live);
     if (rows.length < pageSize) return;
     after = rows[rows.length - 1]!.contact_number;
   }

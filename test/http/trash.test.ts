@@ -58,6 +58,17 @@ describe("DELETE /contacts/{contactId}", () => {
     expect((await p.api("GET", `/contacts/${kept}`)).json.duplicateSignal).toEqual({ emailMatches: 0, phoneMatches: 0 });
   });
 
+  test("crm export leaves it out", async () => {
+    const p = await srv.newProject();
+    const gone = await contactIn(p, { firstName: "Exported-not" });
+    const kept = await contactIn(p, { firstName: "Exported" });
+    expectStatus(await p.api("DELETE", `/contacts/${gone}`), 204);
+    const out = await srv.cliRaw(["export", "--project", p.id, "--format", "jsonl"]);
+    expect(out.exitCode).toBe(0);
+    const lines = out.stdout.trim().split("\n").map((l) => JSON.parse(l));
+    expect(lines.map((c) => c.contactId)).toEqual([kept]);
+  });
+
   test("it stops counting toward the quota; restoring it counts again (402 when full)", async () => {
     const p = await srv.newProject({ contactQuota: 1 });
     const id = await contactIn(p, { firstName: "One" });
