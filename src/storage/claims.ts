@@ -19,6 +19,44 @@ const dueDeliveryIds = preparedQuery<[string, string, number], { id: string }>(3
     .limit(limit),
 );
 
+/**
+ * dueDeliveryIds for a subscription with ordering "per-contact" (docs/webhooks.md §8.2): a
+ * delivery about a contact only when no earlier one of that contact to the subscription is
+ * pending (due, retrying later, or being sent: it stays pending until its attempt is
+ * recorded), by position, then id, so two of one contact never both qualify. Each probe is
+ * one seek in deliveries_contact_order (db/0010). Deliveries about no contact go as they come.
+ */
+const dueHeadIds = preparedQuery<[string, string, number], { id: string }>(3, (db, webhookId, now, limit) =>
+  db
+    .selectFrom("deliveries as d")
+    .select("d.id")
+    .where("d.webhook_id", "=", webhookId)
+    .where("d.status", "=", "pending")
+    .where("d.next_attempt_at", "<=", now)
+    .where((eb) =>
+      eb.or([
+        eb("d.contact_id", "is", null),
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom("deliveries as e")
+              .select("e.id")
+              .whereRef("e.webhook_id", "=", "d.webhook_id")
+              .whereRef("e.contact_id", "=", "d.contact_id")
+              .where("e.status", "=", "pending")
+              .where((x) => x.or([x("e.position", "<", x.ref("d.position")), x.and([x("e.position", "=", x.ref("d.position")), x("e.id", "<", x.ref("d.id"))])])),
+          ),
+        ),
+      ]),
+    )
+    .orderBy("d.next_attempt_at")
+    .limit(limit),
+);
+
+const orderingOf = preparedQuery<[string], { ordering: "none" | "per-contact" }>(1, (db, webhookId) =>
+  db.selectFrom("webhooks").select("ordering").where("id", "=", webhookId),
+);
+
 /** One delivery with what sending it needs, while it is still pending for an active subscription. */
 const pendingDelivery = preparedQuery<[string], DueDelivery>(1, (db, id) =>
   db
@@ -42,6 +80,8 @@ const pendingDelivery = preparedQuery<[string], DueDelivery>(1, (db, id) =>
       "webhooks.secret",
       "webhooks.previous_secret",
       "webhooks.previous_secret_until",
+      "deliveries.contact_id",
+      "webhooks.ordering",
     ])
     .where("deliveries.id", "=", id)
     .where("deliveries.status", "=", "pending")
@@ -54,22 +94,27 @@ const pendingDelivery = preparedQuery<[string], DueDelivery>(1, (db, id) =>
  * are read from `reader` (a connection that never waits for writes); each is re-read and
  * entered in the book at once, so the tick and a slot claiming together never take the
  * same row. The subscription's cap is the process's own (FairShare), so `perSubscription`
- * needs no count here.
+ * needs no count here. With ordering "per-contact", a contact whose delivery this process
+ * is sending (the book knows) gets no second one meanwhile, whatever its position.
  */
 export function inProcessClaims(reader: Kysely<Database>): Claims {
   return {
     async claim(book: ClaimBook, { webhookId, now, n }): Promise<DueDelivery[]> {
-      const ids = await dueDeliveryIds(reader, webhookId, now, n + book.countOf(webhookId));
+      const ordered = (await orderingOf(reader, webhookId))[0]?.ordering === "per-contact";
+      const ids = await (ordered ? dueHeadIds : dueDeliveryIds)(reader, webhookId, now, n + book.countOf(webhookId));
       const claimed: DueDelivery[] = [];
       for (const { id } of ids) {
         if (claimed.length >= n) break;
         if (book.has(id)) continue;
         const [d] = await pendingDelivery(reader, id);
         if (!d || book.has(id)) continue;
+        if (d.ordering === "per-contact" && d.contact_id !== null && book.holdsContact(d.webhook_id, d.contact_id)) continue;
         book.add(d);
         claimed.push(d);
       }
       return claimed;
     },
+    // Claims live in this process's book only: nothing in the database says a row is being sent.
+    leased: async () => [],
   };
 }

@@ -105,6 +105,9 @@ export interface DueDelivery {
   secret: string;
   previous_secret: string | null;
   previous_secret_until: string | null;
+  /** The contact the event is about (internal id; null: the delivery is unordered) and the subscription's ordering (docs/webhooks.md §8.2). */
+  contact_id: number | null;
+  ordering: "none" | "per-contact";
 }
 
 /**
@@ -118,6 +121,8 @@ export interface ClaimBook {
   countOf(webhookId: string): number;
   ids(): string[];
   add(d: DueDelivery): void;
+  /** Whether a claim is of a delivery about `contactId` to `webhookId` (docs/webhooks.md §8.2: one at a time per contact). */
+  holdsContact(webhookId: string, contactId: number): boolean;
 }
 
 /**
@@ -136,8 +141,17 @@ export interface Claims {
    * Up to `n` due deliveries of one subscription (as of `now`), oldest due first, for
    * active subscriptions only, skipping and adding to `book`. At most `perSubscription`
    * deliveries of a subscription are claimed at once by everyone sharing the outbox.
+   * For a subscription with ordering "per-contact" (docs/webhooks.md §8.2), a delivery about
+   * a contact is claimed only when no earlier one (position, then id) of that contact to
+   * that subscription is pending, and none of that contact's is claimed by anyone.
    */
   claim(book: ClaimBook, request: { webhookId: string; now: string; n: number; perSubscription: number }): Promise<DueDelivery[]>;
+  /**
+   * Of `ids`, the deliveries claimed in the database as of `now`, by any node (PostgreSQL: a
+   * live lease); none where claims live in memory only (SQLite: the dispatcher's book says).
+   * Redeliver asks, to tell a delivery being sent from one waiting (docs/webhooks.md §5).
+   */
+  leased(db: Db, ids: string[], now: string): Promise<string[]>;
 }
 
 /** A bucket's spec for one request: its name, its capacity, and the window it refills over. */

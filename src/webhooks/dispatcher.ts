@@ -7,6 +7,7 @@ import { isoNow } from "../lib/time.ts";
 import { attemptDelivery, type WebhookEnv } from "./attempt.ts";
 import { inProcessClaims } from "../storage/claims.ts";
 import type { ClaimBook, Claims } from "../storage/port.ts";
+import type { Db } from "../storage/schema.ts";
 import * as store from "./deliveries.ts";
 import { FairShare } from "./fair-share.ts";
 import { OutcomeRecorder, type DeliveryOutcome } from "./recorder.ts";
@@ -21,6 +22,28 @@ const STUCK_MS = 60_000;
 const SLOT_RUN = 32;
 /** Least time between a tick and the next one it asked for (see wakeSoon). */
 const TICK_GAP_MS = 1;
+
+/**
+ * Of some deliveries, those being sent now (docs/webhooks.md §5: redeliver skips only a
+ * delivery still waiting for its first attempt): claimed by this process, or leased in
+ * the database by any node.
+ */
+export type InFlight = (db: Db, ids: string[], now: string) => Promise<Set<string>>;
+
+/** The running dispatcher of each service, by the WebhookEnv it shares with the service's routes. */
+const running = new WeakMap<WebhookEnv, Dispatcher>();
+
+/**
+ * What the service's dispatcher is sending (see `InFlight`), found from the WebhookEnv the
+ * routes and the dispatcher share (src/server.ts); with no dispatcher (a harness without
+ * one), nothing is.
+ */
+export const inFlightOf =
+  (webhooks: WebhookEnv): InFlight =>
+  (db, ids, now) =>
+    running.get(webhooks)?.inFlight(db, ids, now) ?? Promise.resolve(new Set());
+
+const contactKey = (webhookId: string, contactId: number) => `${webhookId}\n${contactId}`;
 
 export interface DispatcherOptions {
   /** The database the claims are taken in. */
@@ -63,6 +86,8 @@ export class Dispatcher {
   private readonly held = new Map<string, { delivery: store.DueDelivery; until: number }>();
   /** How many of the claims belong to each subscription. */
   private readonly claimedBy = new Map<string, number>();
+  /** How many of the claims are about each (subscription, contact) (docs/webhooks.md §8.2). */
+  private readonly claimedContacts = new Map<string, number>();
   /** Attempts sent whose outcome is not written yet. */
   private recording = 0;
   private readonly reader: Kysely<Database>;
@@ -88,7 +113,12 @@ export class Dispatcher {
     add: (d) => {
       this.claimed.add(d.id);
       this.claimedBy.set(d.webhook_id, (this.claimedBy.get(d.webhook_id) ?? 0) + 1);
+      if (d.contact_id !== null) {
+        const key = contactKey(d.webhook_id, d.contact_id);
+        this.claimedContacts.set(key, (this.claimedContacts.get(key) ?? 0) + 1);
+      }
     },
+    holdsContact: (webhookId, contactId) => this.claimedContacts.has(contactKey(webhookId, contactId)),
   };
 
   constructor(private readonly o: DispatcherOptions) {
@@ -104,6 +134,7 @@ export class Dispatcher {
    * due, so the first tick sends them again (docs/webhooks.md §2.2: delayed, never dropped).
    */
   start(): void {
+    running.set(this.o.webhooks, this);
     this.poller = setInterval(() => this.wake(), this.o.pollMs);
     this.wake();
   }
@@ -151,6 +182,7 @@ export class Dispatcher {
   /** Stops claiming; waits up to 10 s for attempts in flight. Unfinished claims are released on the next start. */
   async stop(): Promise<void> {
     this.stopping = true;
+    if (running.get(this.o.webhooks) === this) running.delete(this.o.webhooks);
     if (this.poller) clearInterval(this.poller);
     if (this.dueTimer) clearTimeout(this.dueTimer);
     if (this.soonTimer) clearTimeout(this.soonTimer);
@@ -211,9 +243,15 @@ export class Dispatcher {
 
   private unclaim(d: store.DueDelivery): void {
     this.claimed.delete(d.id);
-    const left = (this.claimedBy.get(d.webhook_id) ?? 1) - 1;
-    if (left <= 0) this.claimedBy.delete(d.webhook_id);
-    else this.claimedBy.set(d.webhook_id, left);
+    countDown(this.claimedBy, d.webhook_id);
+    if (d.contact_id !== null) countDown(this.claimedContacts, contactKey(d.webhook_id, d.contact_id));
+  }
+
+  /** Of `ids`, those claimed by this process or leased in the database by any node (see `InFlight`). */
+  async inFlight(db: Db, ids: string[], now: string): Promise<Set<string>> {
+    const busy = new Set(ids.filter((id) => this.claimed.has(id)));
+    for (const id of await this.claims.leased(db, ids, now)) busy.add(id);
+    return busy;
   }
 
   /** Sends in flight and outcomes being written: shutdown waits for both. */
@@ -257,4 +295,10 @@ export class Dispatcher {
       this.wake();
     }
   }
+}
+
+function countDown(counts: Map<string, number>, key: string): void {
+  const left = (counts.get(key) ?? 1) - 1;
+  if (left <= 0) counts.delete(key);
+  else counts.set(key, left);
 }

@@ -1,5 +1,6 @@
 import type { Db, WebhookRow } from "../storage/schema.ts";
 import { keysetAfter } from "../storage/keyset.ts";
+import { parseFilter } from "./filter.ts";
 import type { Webhook } from "./schemas.ts";
 
 export function toWebhook(row: WebhookRow): Webhook {
@@ -12,6 +13,8 @@ export function toWebhook(row: WebhookRow): Webhook {
     consecutiveFailures: row.consecutive_failures,
     lastSuccessAt: row.last_success_at,
     lastFailureReason: row.last_failure_reason,
+    filter: parseFilter(row.filter) as Webhook["filter"],
+    ordering: row.ordering,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

@@ -18,6 +18,7 @@ import {
   WebhookWithSecret,
 } from "./schemas.ts";
 import { checkUrl } from "./address-policy.ts";
+import { inFlightOf } from "./dispatcher.ts";
 import { createWebhook, deleteWebhook, patchWebhook, redeliver, requireWebhook, rotateSecret, sendTestPing, type CheckedUrl } from "./service.ts";
 
 /** Webhook subscriptions (docs/api.md §13.2, §13); scope webhooks:manage. */
@@ -54,7 +55,7 @@ webhookRoutes.openapi(
 );
 
 webhookRoutes.openapi(
-  createRoute({ method: "post", path: "/webhooks", operationId: "createWebhook", summary: "Create a subscription", description: "The answer carries the signing secret, once.", tags, security, middleware: writing(scope, { prepare: checkUrlFirst }), request: { body: jsonRequest(CreateWebhookBody) }, responses: { 201: created(WebhookWithSecret, "Created, with its secret."), ...commonErrors } }),
+  createRoute({ method: "post", path: "/webhooks", operationId: "createWebhook", summary: "Create a subscription", description: "The answer carries the signing secret, once. `filter` narrows the contact events delivered (tags by name or id; unknown fields, categories or tags are 422 `filter.<key>`); `ordering: per-contact` sends a contact's deliveries one at a time in order (docs/webhooks.md §8).", tags, security, middleware: writing(scope, { prepare: checkUrlFirst }), request: { body: jsonRequest(CreateWebhookBody) }, responses: { 201: created(WebhookWithSecret, "Created, with its secret."), ...commonErrors } }),
   async (c) => {
     const webhook = await createWebhook(c.get("db"), c.get("deps").secrets, c.get("caller").projectId, c.req.valid("json"), checkedUrls.get(c.req.raw), isoNow(c.get("deps").clock));
     c.header("Location", `/v1/webhooks/${webhook.id}`);
@@ -68,7 +69,7 @@ webhookRoutes.openapi(
 );
 
 webhookRoutes.openapi(
-  createRoute({ method: "patch", path: "/webhooks/{id}", operationId: "updateWebhook", summary: "Update a subscription", description: "Setting status active again resets consecutiveFailures.", tags, security, middleware: writing(scope, { prepare: checkUrlFirst }), request: { params, body: jsonRequest(PatchWebhookBody) }, responses: { 200: json(WebhookSchema, "The subscription."), ...commonErrors, 404: errors[404] } }),
+  createRoute({ method: "patch", path: "/webhooks/{id}", operationId: "updateWebhook", summary: "Update a subscription", description: "Setting status active again resets consecutiveFailures. A `filter` replaces the one stored (null removes it); filter and ordering apply to events recorded from then on.", tags, security, middleware: writing(scope, { prepare: checkUrlFirst }), request: { params, body: jsonRequest(PatchWebhookBody) }, responses: { 200: json(WebhookSchema, "The subscription."), ...commonErrors, 404: errors[404] } }),
   async (c) => c.json(await patchWebhook(c.get("db"), c.get("caller").projectId, c.req.valid("param").id, c.req.valid("json"), checkedUrls.get(c.req.raw), isoNow(c.get("deps").clock)), 200),
 );
 
@@ -91,8 +92,8 @@ webhookRoutes.openapi(
 );
 
 webhookRoutes.openapi(
-  createRoute({ method: "post", path: "/webhooks/{id}/redeliver", operationId: "redeliverWebhookEvents", summary: "Queue events again", description: "Same event ids, new delivery ids; at most 10,000 events per call; events already pending for the subscription are not queued twice. 409 while the subscription is disabled.", tags, security, middleware: writing(scope), request: { params, body: jsonRequest(RedeliverBody) }, responses: { 202: json(z.object({ queued: z.number().int() }).openapi("Queued"), "Queued."), ...commonErrors, 404: errors[404], 409: errors[409] } }),
-  async (c) => c.json(await redeliver(c.get("db"), c.get("caller").projectId, c.req.valid("param").id, c.req.valid("json"), c.get("deps").clock.now()), 202),
+  createRoute({ method: "post", path: "/webhooks/{id}/redeliver", operationId: "redeliverWebhookEvents", summary: "Queue events again", description: "Same event ids, new delivery ids; at most 10,000 events per call; an event whose delivery to the subscription still waits for its first attempt is not queued twice (one sent, being sent or retrying is). The filter is not applied. 409 while the subscription is disabled.", tags, security, middleware: writing(scope), request: { params, body: jsonRequest(RedeliverBody) }, responses: { 202: json(z.object({ queued: z.number().int() }).openapi("Queued"), "Queued."), ...commonErrors, 404: errors[404], 409: errors[409] } }),
+  async (c) => c.json(await redeliver(c.get("db"), c.get("caller").projectId, c.req.valid("param").id, c.req.valid("json"), c.get("deps").clock.now(), inFlightOf(c.get("deps").webhooks)), 202),
 );
 
 webhookRoutes.openapi(

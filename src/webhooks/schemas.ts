@@ -3,6 +3,7 @@ import { EVENT_TYPES } from "../events/catalog.ts";
 import { HTTP_URL_PATTERN, isUri } from "../lib/formats.ts";
 import { cursorParam, limitParam, listEnvelope } from "../lib/pagination.ts";
 import { isoTimeSchema, timestampSchema } from "../lib/time.ts";
+import { OrderingSchema, WebhookFilterSchema } from "./filter.ts";
 
 const webhookExample = {
   id: "wh_2b1kV0yXcW8n4sQ3eF6gHj",
@@ -13,6 +14,8 @@ const webhookExample = {
   consecutiveFailures: 0,
   lastSuccessAt: "2026-01-15T09:30:01.201Z",
   lastFailureReason: null,
+  filter: null,
+  ordering: "none",
   createdAt: "2026-01-02T08:00:00.000Z",
   updatedAt: "2026-01-02T08:00:00.000Z",
 };
@@ -34,12 +37,29 @@ const url = z
   .refine(isUri, "is not a valid URL.")
   .openapi({ format: "uri", pattern: HTTP_URL_PATTERN, example: "https://hooks.example.com/crm" });
 const description = z.string().max(1000, "must be at most 1000 characters.").nullable().optional();
+/** docs/webhooks.md §8.1: written whole (a PATCH replaces the filter; null removes it). */
+const filter = WebhookFilterSchema.nullable().optional();
 
-export const CreateWebhookBody = z.strictObject({ url, events, description }).openapi("CreateWebhook", {
-  example: { url: "https://hooks.example.com/crm", events: ["contact.created", "contact.updated"], description: "Sync to the billing system" },
-});
+export const CreateWebhookBody = z
+  .strictObject({ url, events, description, filter, ordering: OrderingSchema.optional() })
+  .openapi("CreateWebhook", {
+    example: {
+      url: "https://hooks.example.com/crm",
+      events: ["contact.created", "contact.updated"],
+      description: "Sync to the billing system",
+      filter: { contactTypeCategory: ["Customer"], changedFields: ["email", "address"] },
+      ordering: "per-contact",
+    },
+  });
 export const PatchWebhookBody = z
-  .strictObject({ url: url.optional(), events: events.optional(), description, status: z.enum(["active", "disabled"]).optional() })
+  .strictObject({
+    url: url.optional(),
+    events: events.optional(),
+    description,
+    status: z.enum(["active", "disabled"]).optional(),
+    filter,
+    ordering: OrderingSchema.optional(),
+  })
   .openapi("PatchWebhook");
 
 export const WebhookSchema = z
@@ -52,6 +72,8 @@ export const WebhookSchema = z
     consecutiveFailures: z.number().int(),
     lastSuccessAt: timestampSchema.nullable(),
     lastFailureReason: z.string().nullable(),
+    filter: WebhookFilterSchema.nullable().openapi({ description: "As stored: tags by id; null when the subscription takes every event its `events` name." }),
+    ordering: OrderingSchema,
     createdAt: timestampSchema,
     updatedAt: timestampSchema,
   })

@@ -87,8 +87,8 @@ describe("resolveFilter: the filter checked against the project and stored", () 
     const now = isoNow(systemClock);
     projectId = (await createProject(db, "f", now)).id;
     otherProjectId = (await createProject(db, "g", now)).id;
-    [{ id: vip }] = (await resolveTags(db, projectId, ["VIP"], now)) as [{ id: string }];
-    [{ id: otherTag }] = (await resolveTags(db, otherProjectId, ["Elsewhere"], now)) as [{ id: string }];
+    vip = (await resolveTags(db, projectId, ["VIP"], now))[0]!.id;
+    otherTag = (await resolveTags(db, otherProjectId, ["Elsewhere"], now))[0]!.id;
     seats = (await createCustomField(db, projectId, "Seats", "number", null, now)).id;
   });
   afterAll(async () => {

@@ -3,6 +3,7 @@ import { ApiError } from "../../errors.ts";
 import { validationFailure } from "../../http/validation.ts";
 import { isoNow } from "../../lib/time.ts";
 import { RedeliverBody } from "../../webhooks/schemas.ts";
+import { inFlightOf } from "../../webhooks/dispatcher.ts";
 import { patchWebhook, redeliver, rotateSecret, sendTestPing } from "../../webhooks/service.ts";
 import { formErrors, write } from "../actions.ts";
 import type { AdminEnv } from "../env.ts";
@@ -82,7 +83,7 @@ subscriptionPages.post("/:webhookId/redeliver", async (c) => {
   }
   const { deps, project } = c.var;
   try {
-    const { queued } = await write(c, project.id, (trx) => redeliver(trx, project.id, id, { since: parsed.data.since! }, deps.clock.now()));
+    const { queued } = await write(c, project.id, (trx) => redeliver(trx, project.id, id, { since: parsed.data.since! }, deps.clock.now(), inFlightOf(deps.webhooks)));
     return c.redirect(`${here(c)}?done=redelivered&queued=${queued}`, 303);
   } catch (error) {
     return refused(error);

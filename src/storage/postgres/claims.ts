@@ -1,7 +1,7 @@
 import { sql, type Kysely } from "kysely";
 import { newId } from "../../lib/ids.ts";
 import type { ClaimBook, Claims, DueDelivery } from "../port.ts";
-import type { Database } from "../schema.ts";
+import type { Database, Db } from "../schema.ts";
 import { advisoryLockUntilCommit } from "./dialect.ts";
 
 /** How long a node's claim on a delivery lasts (docs/scaling.md §6: at most 30 s). */
@@ -37,6 +37,11 @@ export function leasedClaims(db: Kysely<Database>): Claims {
       );
       return claim;
     },
+    async leased(on: Db, ids: string[], now: string): Promise<string[]> {
+      if (ids.length === 0) return [];
+      const rows = await on.selectFrom("deliveries").select("id").where("id", "in", ids).where("status", "=", "pending").where("lease_until", ">", now).execute();
+      return rows.map((r) => r.id);
+    },
   };
 }
 
@@ -51,6 +56,13 @@ export function leasedClaims(db: Kysely<Database>): Claims {
  * take again. At most `perSubscription` deliveries of the subscription are leased at once
  * across all nodes (this node's included; an attempt is leased until its outcome is
  * recorded). The result has what sending needs, for active subscriptions only.
+ *
+ * Ordering "per-contact" (docs/webhooks.md §8.2): a delivery about a contact is picked only
+ * when no earlier one (position, then id) of that contact to the subscription is pending,
+ * and no other of that contact's is leased by any node or held by this one (a redelivered
+ * older event may come before one being sent). Under the advisory lock the leases other
+ * nodes took have committed, so the check holds across nodes; each probe is one seek in
+ * deliveries_contact_order (db/postgres/0006).
  */
 async function leaseDueDeliveries(
   db: Kysely<Database>,
@@ -71,16 +83,33 @@ async function leaseDueDeliveries(
           AND d.next_attempt_at <= ${claim.now}
           AND (d.lease_until IS NULL OR d.lease_until <= ${claim.now} OR d.lease_owner = ${claim.owner})
           AND NOT (d.id = ANY(${claim.mine}::text[]))
+          AND (
+            d.contact_id IS NULL
+            OR (SELECT w.ordering FROM webhooks w WHERE w.id = ${claim.webhookId}) <> 'per-contact'
+            OR (
+              NOT EXISTS (
+                SELECT 1 FROM deliveries e
+                WHERE e.webhook_id = d.webhook_id AND e.contact_id = d.contact_id AND e.status = 'pending'
+                  AND (e.position < d.position OR (e.position = d.position AND e.id < d.id))
+              )
+              AND NOT EXISTS (
+                SELECT 1 FROM deliveries f
+                WHERE f.webhook_id = d.webhook_id AND f.contact_id = d.contact_id AND f.status = 'pending' AND f.id <> d.id
+                  AND (f.lease_until > ${claim.now} OR f.id = ANY(${claim.mine}::text[]))
+              )
+            )
+          )
         ORDER BY d.next_attempt_at, d.id
         LIMIT GREATEST(0, LEAST(${claim.n}::int, ${claim.perSubscription}::int - (SELECT n FROM live)::int))
         FOR UPDATE OF d SKIP LOCKED
       ), leased AS (
         UPDATE deliveries SET lease_until = ${claim.leaseUntil}, lease_owner = ${claim.owner}
         FROM picked WHERE deliveries.id = picked.id
-        RETURNING deliveries.id, deliveries.event_id, deliveries.webhook_id, deliveries.attempts, deliveries.created_at, deliveries.next_attempt_at
+        RETURNING deliveries.id, deliveries.event_id, deliveries.webhook_id, deliveries.attempts, deliveries.created_at, deliveries.next_attempt_at, deliveries.contact_id
       )
       SELECT l.id, l.event_id, l.webhook_id, w.project_id, l.attempts, l.created_at,
-             e.type, e.body, w.url, w.secret, w.previous_secret, w.previous_secret_until
+             e.type, e.body, w.url, w.secret, w.previous_secret, w.previous_secret_until,
+             l.contact_id, w.ordering
       FROM leased l
       JOIN webhooks w ON w.id = l.webhook_id
       JOIN events e ON e.id = l.event_id
