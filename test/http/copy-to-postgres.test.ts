@@ -23,7 +23,8 @@ import { until } from "../helpers/until.ts";
 const TABLES = [
   "settings", "projects", "api_keys", "contact_types", "interaction_types", "custom_fields", "tags", "contacts",
   "contact_tags", "contact_search_terms", "contact_unique_values", "interaction_logs", "events", "idempotency_records", "webhooks",
-  "deliveries", "delivery_attempts", "forms", "form_submissions", "admins", "admin_imports", "erased_contacts",
+  "deliveries", "delivery_attempts", "forms", "form_submissions", "admins", "admin_imports", "erased_contacts", "changes",
+  "change_counters",
 ];
 const SECRET_KEY = Buffer.alloc(32, 7).toString("base64");
 const OTHER_KEY = Buffer.alloc(32, 9).toString("base64");

@@ -29,6 +29,7 @@ const CODES: Array<[ErrorCode, number, string]> = [
   ["ERR_METHOD_NOT_ALLOWED", 405, "Method Not Allowed"],
   ["ERR_CONFLICT", 409, "Conflict"],
   ["ERR_AMBIGUOUS_MATCH", 409, "Conflict"],
+  ["ERR_CURSOR_EXPIRED", 410, "Gone"],
   ["ERR_PRECONDITION_FAILED", 412, "Precondition Failed"],
   ["ERR_PAYLOAD_TOO_LARGE", 413, "Payload Too Large"],
   ["ERR_UNSUPPORTED_MEDIA_TYPE", 415, "Unsupported Media Type"],
@@ -379,7 +380,7 @@ describe("createApp's one error handler", () => {
   test("path templates match one segment per parameter, with or without a trailing slash", async () => {
     const one = await app().app.request("/v1/contacts/CR-1", { method: "PUT", ...authed });
     expect(one.status).toBe(405);
-    expect(one.headers.get("allow")!.split(", ").sort()).toEqual(["GET", "PATCH"]);
+    expect(one.headers.get("allow")!.split(", ").sort()).toEqual(["DELETE", "GET", "PATCH"]);
     const slash = await app().app.request("/v1/contacts/", { method: "DELETE", ...authed });
     expect(slash.status).toBe(405);
     const prefixed = await app().app.request("/v1/xcontacts", { method: "DELETE", ...authed });
