@@ -21,6 +21,10 @@ export const TRASH_DAYS = 30;
  * duplicateSignal, upsert and forms' email match pass it by without a filter of their own.
  */
 export async function trashContact(db: Db, projectId: string, contactNumber: number, now: string, ifMatch?: Precondition): Promise<void> {
+  // The project's row first, then the contact's lock: the order a batch takes them in
+  // (numbers, then its items' contacts), so the two never wait on each other in a cycle
+  // (PostgreSQL). A refusal below rolls the count back with the rest.
+  await db.updateTable("projects").set({ contact_count: sql<number>`contact_count - 1` }).where("id", "=", projectId).execute();
   await lockUntilCommit(db, contactLock(projectId, contactNumber));
   const row = await repo.findContactRow(db, projectId, contactNumber);
   if (!row) throw notFound("Contact");
@@ -34,7 +38,6 @@ export async function trashContact(db: Db, projectId: string, contactNumber: num
   await db.deleteFrom("contact_tags").where("contact_id", "=", row.id).execute();
   await db.deleteFrom("contact_search_terms").where("contact_id", "=", row.id).execute();
   await releaseUniqueValues(db, row.id);
-  await db.updateTable("projects").set({ contact_count: sql<number>`contact_count - 1` }).where("id", "=", projectId).execute();
   const event = eventOf("contact.deleted", { contactId: contact.contactId, reason: "deleted" }, now, subjectOf(row.id, contact));
   await recordChange(db, { projectId, object: "contact", id: contact.contactId, contactId: row.id, action: "deleted", at: now, events: [event] });
 }
@@ -46,6 +49,13 @@ export async function trashContact(db: Db, projectId: string, contactNumber: num
  * The restore is a change: a new version and updatedAt, so `updatedSince` mirrors see it.
  */
 export async function restoreContact(db: Db, projectId: string, contactNumber: number, now: string) {
+  // The project's row, then the contact's lock (as trashContact).
+  const counted = await db
+    .updateTable("projects")
+    .set({ contact_count: sql<number>`contact_count + 1` })
+    .where("id", "=", projectId)
+    .returning(["contact_count", "contact_quota", "default_region"])
+    .executeTakeFirstOrThrow();
   await lockUntilCommit(db, contactLock(projectId, contactNumber));
   const row = await repo.findTrashedContactRow(db, projectId, contactNumber);
   if (!row) {
@@ -54,12 +64,6 @@ export async function restoreContact(db: Db, projectId: string, contactNumber: n
     }
     throw notFound("Contact");
   }
-  const counted = await db
-    .updateTable("projects")
-    .set({ contact_count: sql<number>`contact_count + 1` })
-    .where("id", "=", projectId)
-    .returning(["contact_count", "contact_quota", "default_region"])
-    .executeTakeFirstOrThrow();
   if (counted.contact_quota !== null && counted.contact_count > counted.contact_quota) throw quotaExceeded(counted.contact_quota);
   const tagIds = await existingTags(db, projectId, jsonColumn<string[]>(row.trashed_tags ?? "[]"));
   const state = stateFromRow(row, tagIds);
