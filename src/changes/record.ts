@@ -1,5 +1,5 @@
 import { sql } from "kysely";
-import { preparedInsert } from "../storage/prepared.ts";
+import { preparedInsert, preparedQuery } from "../storage/prepared.ts";
 import type { Db } from "../storage/schema.ts";
 import { runningUnit } from "../storage/unit-of-work.ts";
 import { newId } from "../lib/ids.ts";
@@ -81,14 +81,17 @@ const insertEventRows = preparedInsert("events", ["id", "project_id", "type", "b
  * never sees n + 1 while n can still appear (docs/scaling.md §8); a rollback gives the
  * numbers back, so there are no gaps.
  */
-async function takeSeqs(db: Db, projectId: string, count: number): Promise<number> {
-  const row = await db
+const takeSeqsQuery = preparedQuery<[string, number, number], { last_seq: number }>(3, (db, projectId, count, increment) =>
+  db
     .insertInto("change_counters")
     .values({ project_id: projectId, last_seq: count })
-    .onConflict((oc) => oc.column("project_id").doUpdateSet({ last_seq: sql<number>`change_counters.last_seq + ${count}` }))
-    .returning("last_seq")
-    .executeTakeFirstOrThrow();
-  return Number(row.last_seq);
+    .onConflict((oc) => oc.column("project_id").doUpdateSet({ last_seq: sql<number>`change_counters.last_seq + ${increment}` }))
+    .returning("last_seq"),
+);
+
+async function takeSeqs(db: Db, projectId: string, count: number): Promise<number> {
+  const [row] = await takeSeqsQuery(db, projectId, count, count);
+  return Number(row!.last_seq);
 }
 
 /** Writes staged changes with their seqs, then their events and deliveries: the end of every unit that changed something. */
