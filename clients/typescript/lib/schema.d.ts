@@ -186,7 +186,11 @@ export interface paths {
         get: operations["getContact"];
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete a contact (to the trash for 30 days)
+         * @description The contact answers 404 everywhere from now on and leaves lists, search, duplicateSignal and the quota; its contactId stays reserved. POST /contacts/{contactId}/restore brings it back with its logs within 30 days; then it is erased. Fires contact.deleted (reason "deleted"). If-Match: "<version>" makes it conditional (412 when the contact has changed). Requires the scope `contacts:write`.
+         */
+        delete: operations["deleteContact"];
         options?: never;
         head?: never;
         /**
@@ -194,6 +198,66 @@ export interface paths {
          * @description Fields sent change; null clears; address and customFields merge; tags replace. A contactId relabels. If-Match: "<version>" (or *) makes the write conditional: 412 ERR_PRECONDITION_FAILED when the contact has changed since (docs/api.md §18.1). Requires the scope `contacts:write`.
          */
         patch: operations["updateContact"];
+        trace?: never;
+    };
+    "/contacts/{contactId}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restore a contact from the trash
+         * @description Brings a deleted contact back with its interaction logs, tags and custom fields, as a new version; fires contact.restored. 404 once purged (30 days) or erased; 409 if it is not in the trash, or another contact now holds one of its unique values; 402 when the quota is full. Requires the scope `contacts:write`.
+         */
+        post: operations["restoreContact"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/contacts/{contactId}/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A contact's change history
+         * @description Its change records, newest first, across relabels; `field` (repeatable) keeps those that changed it. A contact in the trash has its history; 404 for one that never existed or was erased. Requires the scope `contacts:read`.
+         */
+        get: operations["getContactHistory"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow the project's changes
+         * @description Every change of the project, oldest first, from `after` (a previous page's nextCursor, or the Changes-Cursor header of GET /contacts); nextCursor is set even on an empty page, so poll with it. Records are kept 90 days: an older cursor is 410 ERR_CURSOR_EXPIRED. A change never appears after one with a higher seq. Requires the scope `contacts:read`.
+         */
+        get: operations["listChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/contacts/{contactId}/interactions": {
@@ -255,7 +319,7 @@ export interface paths {
         put?: never;
         /**
          * Create a subscription
-         * @description The answer carries the signing secret, once. Requires the scope `webhooks:manage`.
+         * @description The answer carries the signing secret, once. `filter` narrows the contact events delivered (tags by name or id; unknown fields, categories or tags are 422 `filter.<key>`); `ordering: per-contact` sends a contact's deliveries one at a time in order (docs/webhooks.md §8). Requires the scope `webhooks:manage`.
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -287,7 +351,7 @@ export interface paths {
         head?: never;
         /**
          * Update a subscription
-         * @description Setting status active again resets consecutiveFailures. Requires the scope `webhooks:manage`.
+         * @description Setting status active again resets consecutiveFailures. A `filter` replaces the one stored (null removes it); filter and ordering apply to events recorded from then on. Requires the scope `webhooks:manage`.
          */
         patch: operations["updateWebhook"];
         trace?: never;
@@ -343,7 +407,7 @@ export interface paths {
         put?: never;
         /**
          * Queue events again
-         * @description Same event ids, new delivery ids; at most 10,000 events per call; events already pending for the subscription are not queued twice. 409 while the subscription is disabled. Requires the scope `webhooks:manage`.
+         * @description Same event ids, new delivery ids; at most 10,000 events per call; an event whose delivery to the subscription still waits for its first attempt is not queued twice (one sent, being sent or retrying is). The filter is not applied. 409 while the subscription is disabled. Requires the scope `webhooks:manage`.
          */
         post: operations["redeliverWebhookEvents"];
         delete?: never;
@@ -420,8 +484,76 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** A contact was updated; `changedFields` names what changed. */
+        /** A contact was updated; `changedFields` names what changed, `previous` their former values. */
         post: operations["contactUpdatedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "contact.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A contact went to the trash (DELETE), or was merged into another (`reason: merged`). */
+        post: operations["contactDeletedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "contact.restored": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A contact came back from the trash. */
+        post: operations["contactRestoredWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "contact.erased": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A contact was erased (at once, or purged from the trash after 30 days): purge every copy of it. */
+        post: operations["contactErasedWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "contact.merged": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Contacts were merged into this one, which keeps its contactId. */
+        post: operations["contactMergedWebhook"];
         delete?: never;
         options?: never;
         head?: never;
@@ -662,6 +794,136 @@ export interface components {
              * @example CR-7
              */
             previousContactId?: string;
+            /**
+             * @description The changed fields' former values, by the names of changedFields, as the contact showed them; null once the contact was erased (docs/webhooks.md §1.1).
+             * @example {
+             *       "email": "ada@old.example.com"
+             *     }
+             */
+            previous?: {
+                [key: string]: unknown;
+            } | null;
+        };
+        ContactDeletedEvent: {
+            /**
+             * @description Event id; the same across retries.
+             * @example evt_vBNIXAiiOR1ffcpH4hG8WC
+             */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "contact.deleted";
+            /** @enum {string} */
+            apiVersion: "v1";
+            /** @example prj_VInDBXjYoczZESBTNWt7WN */
+            projectId: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            createdAt: string;
+            data: components["schemas"]["ContactDeletedData"];
+        };
+        ContactDeletedData: {
+            /** @example CR-7 */
+            contactId: string;
+            /**
+             * @description deleted: moved to the trash (DELETE); merged: merged into another contact.
+             * @enum {string}
+             */
+            reason: "deleted" | "merged";
+            /**
+             * @description The surviving contact, when reason is merged.
+             * @example CR-3
+             */
+            mergedInto?: string;
+        };
+        ContactRestoredEvent: {
+            /**
+             * @description Event id; the same across retries.
+             * @example evt_vBNIXAiiOR1ffcpH4hG8WC
+             */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "contact.restored";
+            /** @enum {string} */
+            apiVersion: "v1";
+            /** @example prj_VInDBXjYoczZESBTNWt7WN */
+            projectId: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            createdAt: string;
+            data: components["schemas"]["ContactRestoredData"];
+        };
+        ContactRestoredData: {
+            contact: components["schemas"]["Contact"] | components["schemas"]["ErasedContact"];
+        };
+        ContactErasedEvent: {
+            /**
+             * @description Event id; the same across retries.
+             * @example evt_vBNIXAiiOR1ffcpH4hG8WC
+             */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "contact.erased";
+            /** @enum {string} */
+            apiVersion: "v1";
+            /** @example prj_VInDBXjYoczZESBTNWt7WN */
+            projectId: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            createdAt: string;
+            data: components["schemas"]["ContactErasedData"];
+        };
+        /** @description The contact was erased: purge every copy of it. Carries no personal data. */
+        ContactErasedData: {
+            /** @example CR-7 */
+            contactId: string;
+        };
+        ContactMergedEvent: {
+            /**
+             * @description Event id; the same across retries.
+             * @example evt_vBNIXAiiOR1ffcpH4hG8WC
+             */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "contact.merged";
+            /** @enum {string} */
+            apiVersion: "v1";
+            /** @example prj_VInDBXjYoczZESBTNWt7WN */
+            projectId: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            createdAt: string;
+            data: components["schemas"]["ContactMergedData"];
+        };
+        ContactMergedData: {
+            contact: components["schemas"]["Contact"] | components["schemas"]["ErasedContact"];
+            /**
+             * @example [
+             *       "CR-9"
+             *     ]
+             */
+            mergedContactIds: string[];
+            /** @example mrg_2b1kV0yXcW8n4sQ3eF6gHj */
+            mergeId: string;
         };
         InteractionLogCreatedEvent: {
             /**
@@ -832,7 +1094,7 @@ export interface components {
             statusCode: number;
             error: string;
             /** @enum {string} */
-            code: "ERR_UNAUTHORIZED" | "ERR_QUOTA_EXCEEDED" | "ERR_FORBIDDEN" | "ERR_NOT_FOUND" | "ERR_METHOD_NOT_ALLOWED" | "ERR_CONFLICT" | "ERR_AMBIGUOUS_MATCH" | "ERR_PRECONDITION_FAILED" | "ERR_PAYLOAD_TOO_LARGE" | "ERR_UNSUPPORTED_MEDIA_TYPE" | "ERR_IDEMPOTENCY_KEY_REUSED" | "ERR_FORM_VALIDATION" | "ERR_INVALID_JSON" | "ERR_BATCH_REJECTED" | "ERR_RATE_LIMITED" | "ERR_INTERNAL";
+            code: "ERR_UNAUTHORIZED" | "ERR_QUOTA_EXCEEDED" | "ERR_FORBIDDEN" | "ERR_NOT_FOUND" | "ERR_METHOD_NOT_ALLOWED" | "ERR_CONFLICT" | "ERR_CURSOR_EXPIRED" | "ERR_AMBIGUOUS_MATCH" | "ERR_PRECONDITION_FAILED" | "ERR_PAYLOAD_TOO_LARGE" | "ERR_UNSUPPORTED_MEDIA_TYPE" | "ERR_IDEMPOTENCY_KEY_REUSED" | "ERR_FORM_VALIDATION" | "ERR_INVALID_JSON" | "ERR_BATCH_REJECTED" | "ERR_RATE_LIMITED" | "ERR_INTERNAL";
             message: string;
             fieldName?: string;
             /** @description ERR_AMBIGUOUS_MATCH only: the contactIds (at most 10) that hold the matchOn value (docs/api.md §18.2). */
@@ -1157,6 +1419,66 @@ export interface components {
              */
             contactId?: string;
         };
+        ContactHistoryPage: {
+            data: components["schemas"]["ChangeRecord"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        ChangeRecord: {
+            /**
+             * @description Per project, from 1, without gaps.
+             * @example 42
+             */
+            seq: number;
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            at: string;
+            /** @enum {string} */
+            object: "contact" | "interaction_log";
+            /**
+             * @description The contactId (for a contact) or the interaction log's id.
+             * @example CR-7
+             */
+            id: string;
+            /** @enum {string} */
+            action: "created" | "updated" | "deleted" | "restored" | "merged" | "erased";
+            /** @description What the change set: contact field names, address.<part>, customFields.<id>, tags (names), contactId. */
+            changes?: components["schemas"]["FieldChange"][];
+            /**
+             * @example {
+             *       "type": "api_key",
+             *       "id": "key_2b1kV0yXcW8n4sQ3eF6gHj"
+             *     }
+             */
+            actor?: {
+                /** @enum {string} */
+                type: "api_key" | "admin" | "import" | "form" | "system";
+                id: string | null;
+            };
+            /** @example req_5d1c4c5e1b2a4f0e9d8c7b6a5f4e3d2c */
+            requestId?: string | null;
+        };
+        /**
+         * @example {
+         *       "field": "email",
+         *       "from": "ada@old.example.com",
+         *       "to": "ada@example.com"
+         *     }
+         */
+        FieldChange: {
+            field: string;
+            from?: unknown;
+            to?: unknown;
+        };
+        ChangeFeedPage: {
+            data: components["schemas"]["ChangeRecord"][];
+            pagination: {
+                /** @description Always set, even on an empty page: poll again with it. */
+                nextCursor: string;
+                hasMore: boolean;
+            };
+        };
         /**
          * @description A replayed log's answer to a key without contacts:read: its id, contactId and createdAt only.
          * @example {
@@ -1253,6 +1575,8 @@ export interface components {
          *       "consecutiveFailures": 0,
          *       "lastSuccessAt": "2026-01-15T09:30:01.201Z",
          *       "lastFailureReason": null,
+         *       "filter": null,
+         *       "ordering": "none",
          *       "createdAt": "2026-01-02T08:00:00.000Z",
          *       "updatedAt": "2026-01-02T08:00:00.000Z"
          *     }
@@ -1273,6 +1597,12 @@ export interface components {
              */
             lastSuccessAt: string | null;
             lastFailureReason: string | null;
+            filter: components["schemas"]["WebhookFilter"];
+            /**
+             * @description "per-contact": a contact's deliveries are attempted one at a time, in the order of their changes.
+             * @enum {string}
+             */
+            ordering: "none" | "per-contact";
             /**
              * Format: date-time
              * @example 2026-01-15T09:30:00.000Z
@@ -1284,6 +1614,38 @@ export interface components {
              */
             updatedAt: string;
         };
+        /**
+         * @description As stored: tags by id; null when the subscription takes every event its `events` name.
+         * @example {
+         *       "contactTypeCategory": [
+         *         "Customer"
+         *       ],
+         *       "changedFields": [
+         *         "email",
+         *         "tags"
+         *       ]
+         *     }
+         */
+        WebhookFilter: {
+            /**
+             * @description contact.updated only: delivered when one of these fields changed. Contact field names, `address.<part>`, `customFields.<id>`; `address` and `customFields` take any of their parts.
+             * @example [
+             *       "email",
+             *       "address.city",
+             *       "tags"
+             *     ]
+             */
+            changedFields?: string[];
+            /** @description Delivered when the contact's type has one of these categories. */
+            contactTypeCategory?: ("Lead" | "Customer" | "Personnel" | "Other")[];
+            /**
+             * @description Delivered when the contact has one of these tags. Names (case-insensitive) or ids when written; ids in answers.
+             * @example [
+             *       "tag_4fQ9hZk2LwM7pN1sX8cV3b"
+             *     ]
+             */
+            tags?: string[];
+        } | null;
         /**
          * @example {
          *       "id": "wh_2b1kV0yXcW8n4sQ3eF6gHj",
@@ -1297,6 +1659,8 @@ export interface components {
          *       "consecutiveFailures": 0,
          *       "lastSuccessAt": "2026-01-15T09:30:01.201Z",
          *       "lastFailureReason": null,
+         *       "filter": null,
+         *       "ordering": "none",
          *       "createdAt": "2026-01-02T08:00:00.000Z",
          *       "updatedAt": "2026-01-02T08:00:00.000Z",
          *       "secret": "whsec_XjM6mL/7Q/PSjz8FO54zXKV8mIgQjk2LJll43xRJ+UY="
@@ -1313,7 +1677,17 @@ export interface components {
          *         "contact.created",
          *         "contact.updated"
          *       ],
-         *       "description": "Sync to the billing system"
+         *       "description": "Sync to the billing system",
+         *       "filter": {
+         *         "contactTypeCategory": [
+         *           "Customer"
+         *         ],
+         *         "changedFields": [
+         *           "email",
+         *           "address"
+         *         ]
+         *       },
+         *       "ordering": "per-contact"
          *     }
          */
         CreateWebhook: {
@@ -1328,8 +1702,14 @@ export interface components {
              *       "contact.updated"
              *     ]
              */
-            events: ("contact.created" | "contact.updated" | "interaction_log.created" | "web_form.submitted" | "*")[];
+            events: ("contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.erased" | "contact.merged" | "interaction_log.created" | "web_form.submitted" | "*")[];
             description?: string | null;
+            filter?: components["schemas"]["WebhookFilter"] & unknown;
+            /**
+             * @description "per-contact": a contact's deliveries are attempted one at a time, in the order of their changes.
+             * @enum {string}
+             */
+            ordering?: "none" | "per-contact";
         };
         PatchWebhook: {
             /**
@@ -1343,10 +1723,16 @@ export interface components {
              *       "contact.updated"
              *     ]
              */
-            events?: ("contact.created" | "contact.updated" | "interaction_log.created" | "web_form.submitted" | "*")[];
+            events?: ("contact.created" | "contact.updated" | "contact.deleted" | "contact.restored" | "contact.erased" | "contact.merged" | "interaction_log.created" | "web_form.submitted" | "*")[];
             description?: string | null;
             /** @enum {string} */
             status?: "active" | "disabled";
+            filter?: components["schemas"]["WebhookFilter"] & unknown;
+            /**
+             * @description "per-contact": a contact's deliveries are attempted one at a time, in the order of their changes.
+             * @enum {string}
+             */
+            ordering?: "none" | "per-contact";
         };
         WebhookTestResult: {
             delivered: boolean;
@@ -1392,7 +1778,7 @@ export interface components {
             data: components["schemas"]["Event"][];
             pagination: components["schemas"]["Pagination"];
         };
-        Event: components["schemas"]["ContactCreatedEvent"] | components["schemas"]["ContactUpdatedEvent"] | components["schemas"]["InteractionLogCreatedEvent"] | components["schemas"]["WebFormSubmittedEvent"];
+        Event: components["schemas"]["ContactCreatedEvent"] | components["schemas"]["ContactUpdatedEvent"] | components["schemas"]["ContactDeletedEvent"] | components["schemas"]["ContactRestoredEvent"] | components["schemas"]["ContactErasedEvent"] | components["schemas"]["ContactMergedEvent"] | components["schemas"]["InteractionLogCreatedEvent"] | components["schemas"]["WebFormSubmittedEvent"];
         CreateTypedInteraction: {
             interactionTypeId: string;
             note?: string;
@@ -2803,6 +3189,8 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    /** @description The change feed's position read before this page: follow GET /changes from it once every page is read (docs/api.md §19.2). */
+                    "Changes-Cursor"?: string;
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -3945,6 +4333,222 @@ export interface operations {
             };
         };
     };
+    deleteContact: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                contactId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description In the trash. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, malformed, unknown, revoked or expired API key. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "code": "ERR_UNAUTHORIZED",
+                     *       "message": "Invalid or missing API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope contacts:write. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "code": "ERR_FORBIDDEN",
+                     *       "message": "This API key lacks the scope contacts:write."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this project. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 404,
+                     *       "error": "Not Found",
+                     *       "code": "ERR_NOT_FOUND",
+                     *       "message": "Contact not found."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description If-Match named a version the contact no longer has (ERR_PRECONDITION_FAILED); nothing was written. */
+            412: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 412,
+                     *       "error": "Precondition Failed",
+                     *       "code": "ERR_PRECONDITION_FAILED",
+                     *       "message": "Request failed."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 1 MiB. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 413,
+                     *       "error": "Payload Too Large",
+                     *       "code": "ERR_PAYLOAD_TOO_LARGE",
+                     *       "message": "The body is larger than 1 MiB."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; fieldName names the field. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "code": "ERR_FORM_VALIDATION",
+                     *       "message": "email must be a valid email address.",
+                     *       "fieldName": "email"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 429,
+                     *       "error": "Too Many Requests",
+                     *       "code": "ERR_RATE_LIMITED",
+                     *       "message": "Rate limit exceeded; retry after the time in Retry-After."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server error; retry with backoff. Also answered while the database is unreachable, with Retry-After. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "code": "ERR_INTERNAL",
+                     *       "message": "Internal server error."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     updateContact: {
         parameters: {
             query?: never;
@@ -4208,6 +4812,708 @@ export interface operations {
                      *       "error": "Unsupported Media Type",
                      *       "code": "ERR_UNSUPPORTED_MEDIA_TYPE",
                      *       "message": "Send the body as application/json."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; fieldName names the field. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "code": "ERR_FORM_VALIDATION",
+                     *       "message": "email must be a valid email address.",
+                     *       "fieldName": "email"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 429,
+                     *       "error": "Too Many Requests",
+                     *       "code": "ERR_RATE_LIMITED",
+                     *       "message": "Rate limit exceeded; retry after the time in Retry-After."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server error; retry with backoff. Also answered while the database is unreachable, with Retry-After. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "code": "ERR_INTERNAL",
+                     *       "message": "Internal server error."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    restoreContact: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST or PUT safe for 24 hours: a repeat with the same key and body answers the stored response (Idempotent-Replayed: true); the same key with another body is 422; while the first is in flight, 409.
+                 * @example 5f0c6a8e-3f1d-4d8b-9a55-2b7c1e0d4f7a
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                contactId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The restored contact (to a key without contacts:read, its receipt). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "contactId": "CR-1",
+                     *       "version": 1,
+                     *       "identityType": "personal",
+                     *       "source": "api",
+                     *       "firstName": "Ada",
+                     *       "lastName": "Lovelace",
+                     *       "email": "ada@example.com",
+                     *       "phone": "+1 415 555 0100",
+                     *       "businessName": null,
+                     *       "website": null,
+                     *       "address": {
+                     *         "line1": "12 St James's Square",
+                     *         "line2": null,
+                     *         "city": "London",
+                     *         "state": null,
+                     *         "zip": "SW1Y 4JH",
+                     *         "country": "GB"
+                     *       },
+                     *       "contactType": {
+                     *         "id": "ct_I0FWrkfPO6L4ODEfgC7iRr",
+                     *         "name": "Lead",
+                     *         "category": "Lead"
+                     *       },
+                     *       "tags": [
+                     *         {
+                     *           "id": "tag_g1ednLRKwkIMnOT2pTt3yK",
+                     *           "name": "vip"
+                     *         }
+                     *       ],
+                     *       "subscribed": true,
+                     *       "smsSubscribed": false,
+                     *       "notes": null,
+                     *       "customFields": {
+                     *         "cf_3kTq9bWm1ZsX0aPvL7yRnE": "Analytical engines"
+                     *       },
+                     *       "createdAt": "2026-01-15T09:30:00.000Z",
+                     *       "updatedAt": "2026-01-15T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Contact"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired API key. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "code": "ERR_UNAUTHORIZED",
+                     *       "message": "Invalid or missing API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Contact quota exhausted. */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 402,
+                     *       "error": "Payment Required",
+                     *       "code": "ERR_QUOTA_EXCEEDED",
+                     *       "message": "The project's contact quota is exhausted."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope contacts:write. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "code": "ERR_FORBIDDEN",
+                     *       "message": "This API key lacks the scope contacts:write."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this project. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 404,
+                     *       "error": "Not Found",
+                     *       "code": "ERR_NOT_FOUND",
+                     *       "message": "Contact not found."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Uniqueness conflict, an ambiguous upsert match (ERR_AMBIGUOUS_MATCH), or the Idempotency-Key is in flight. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 409,
+                     *       "error": "Conflict",
+                     *       "code": "ERR_CONFLICT",
+                     *       "message": "contactId CR-7 is already in use.",
+                     *       "fieldName": "contactId"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 1 MiB. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 413,
+                     *       "error": "Payload Too Large",
+                     *       "code": "ERR_PAYLOAD_TOO_LARGE",
+                     *       "message": "The body is larger than 1 MiB."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; fieldName names the field. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "code": "ERR_FORM_VALIDATION",
+                     *       "message": "email must be a valid email address.",
+                     *       "fieldName": "email"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 429,
+                     *       "error": "Too Many Requests",
+                     *       "code": "ERR_RATE_LIMITED",
+                     *       "message": "Rate limit exceeded; retry after the time in Retry-After."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server error; retry with backoff. Also answered while the database is unreachable, with Retry-After. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "code": "ERR_INTERNAL",
+                     *       "message": "Internal server error."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getContactHistory: {
+        parameters: {
+            query?: {
+                /** @description Repeatable: only records that changed this field (a top-level name such as address also takes its parts). */
+                field?: string | string[];
+                /** @description Page size, 1–200. */
+                limit?: number;
+                /** @description pagination.nextCursor of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                contactId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page, newest first. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "seq": 42,
+                     *           "at": "2026-01-15T09:30:00.000Z",
+                     *           "object": "contact",
+                     *           "id": "CR-7",
+                     *           "action": "created",
+                     *           "changes": [
+                     *             {
+                     *               "field": "email",
+                     *               "from": "ada@old.example.com",
+                     *               "to": "ada@example.com"
+                     *             }
+                     *           ],
+                     *           "actor": {
+                     *             "type": "api_key",
+                     *             "id": "key_2b1kV0yXcW8n4sQ3eF6gHj"
+                     *           },
+                     *           "requestId": "req_5d1c4c5e1b2a4f0e9d8c7b6a5f4e3d2c"
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "nextCursor": null,
+                     *         "hasMore": true
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ContactHistoryPage"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired API key. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "code": "ERR_UNAUTHORIZED",
+                     *       "message": "Invalid or missing API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope contacts:read. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "code": "ERR_FORBIDDEN",
+                     *       "message": "This API key lacks the scope contacts:read."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this project. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 404,
+                     *       "error": "Not Found",
+                     *       "code": "ERR_NOT_FOUND",
+                     *       "message": "Contact not found."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; fieldName names the field. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "code": "ERR_FORM_VALIDATION",
+                     *       "message": "email must be a valid email address.",
+                     *       "fieldName": "email"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 429,
+                     *       "error": "Too Many Requests",
+                     *       "code": "ERR_RATE_LIMITED",
+                     *       "message": "Rate limit exceeded; retry after the time in Retry-After."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server error; retry with backoff. Also answered while the database is unreachable, with Retry-After. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "code": "ERR_INTERNAL",
+                     *       "message": "Internal server error."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listChanges: {
+        parameters: {
+            query?: {
+                /** @description pagination.nextCursor of the previous page, or a list's Changes-Cursor header. Absent: from the oldest change kept. */
+                after?: string;
+                /** @description Page size, 1–1,000. */
+                limit?: number;
+                /** @description Repeatable: only these objects. */
+                object?: ("contact" | "interaction_log") | ("contact" | "interaction_log")[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page, oldest first. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "seq": 42,
+                     *           "at": "2026-01-15T09:30:00.000Z",
+                     *           "object": "contact",
+                     *           "id": "CR-7",
+                     *           "action": "created",
+                     *           "changes": [
+                     *             {
+                     *               "field": "email",
+                     *               "from": "ada@old.example.com",
+                     *               "to": "ada@example.com"
+                     *             }
+                     *           ],
+                     *           "actor": {
+                     *             "type": "api_key",
+                     *             "id": "key_2b1kV0yXcW8n4sQ3eF6gHj"
+                     *           },
+                     *           "requestId": "req_5d1c4c5e1b2a4f0e9d8c7b6a5f4e3d2c"
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "nextCursor": "string",
+                     *         "hasMore": true
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ChangeFeedPage"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired API key. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "code": "ERR_UNAUTHORIZED",
+                     *       "message": "Invalid or missing API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope contacts:read. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "code": "ERR_FORBIDDEN",
+                     *       "message": "This API key lacks the scope contacts:read."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The cursor is older than the change log's retention (ERR_CURSOR_EXPIRED): bootstrap again. */
+            410: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 410,
+                     *       "error": "Gone",
+                     *       "code": "ERR_CURSOR_EXPIRED",
+                     *       "message": "Request failed."
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5114,6 +6420,8 @@ export interface operations {
                      *           "consecutiveFailures": 0,
                      *           "lastSuccessAt": "2026-01-15T09:30:01.201Z",
                      *           "lastFailureReason": null,
+                     *           "filter": null,
+                     *           "ordering": "none",
                      *           "createdAt": "2026-01-02T08:00:00.000Z",
                      *           "updatedAt": "2026-01-02T08:00:00.000Z"
                      *         }
@@ -5269,7 +6577,17 @@ export interface operations {
                  *         "contact.created",
                  *         "contact.updated"
                  *       ],
-                 *       "description": "Sync to the billing system"
+                 *       "description": "Sync to the billing system",
+                 *       "filter": {
+                 *         "contactTypeCategory": [
+                 *           "Customer"
+                 *         ],
+                 *         "changedFields": [
+                 *           "email",
+                 *           "address"
+                 *         ]
+                 *       },
+                 *       "ordering": "per-contact"
                  *     }
                  */
                 "application/json": components["schemas"]["CreateWebhook"];
@@ -5303,6 +6621,8 @@ export interface operations {
                      *       "consecutiveFailures": 0,
                      *       "lastSuccessAt": "2026-01-15T09:30:01.201Z",
                      *       "lastFailureReason": null,
+                     *       "filter": null,
+                     *       "ordering": "none",
                      *       "createdAt": "2026-01-02T08:00:00.000Z",
                      *       "updatedAt": "2026-01-02T08:00:00.000Z",
                      *       "secret": "whsec_XjM6mL/7Q/PSjz8FO54zXKV8mIgQjk2LJll43xRJ+UY="
@@ -5541,6 +6861,8 @@ export interface operations {
                      *       "consecutiveFailures": 0,
                      *       "lastSuccessAt": "2026-01-15T09:30:01.201Z",
                      *       "lastFailureReason": null,
+                     *       "filter": null,
+                     *       "ordering": "none",
                      *       "createdAt": "2026-01-02T08:00:00.000Z",
                      *       "updatedAt": "2026-01-02T08:00:00.000Z"
                      *     }
@@ -5903,7 +7225,17 @@ export interface operations {
                  *         "contact.updated"
                  *       ],
                  *       "description": null,
-                 *       "status": "active"
+                 *       "status": "active",
+                 *       "filter": {
+                 *         "contactTypeCategory": [
+                 *           "Customer"
+                 *         ],
+                 *         "changedFields": [
+                 *           "email",
+                 *           "tags"
+                 *         ]
+                 *       },
+                 *       "ordering": "none"
                  *     }
                  */
                 "application/json": components["schemas"]["PatchWebhook"];
@@ -5935,6 +7267,8 @@ export interface operations {
                      *       "consecutiveFailures": 0,
                      *       "lastSuccessAt": "2026-01-15T09:30:01.201Z",
                      *       "lastFailureReason": null,
+                     *       "filter": null,
+                     *       "ordering": "none",
                      *       "createdAt": "2026-01-02T08:00:00.000Z",
                      *       "updatedAt": "2026-01-02T08:00:00.000Z"
                      *     }
@@ -6411,6 +7745,8 @@ export interface operations {
                      *       "consecutiveFailures": 0,
                      *       "lastSuccessAt": "2026-01-15T09:30:01.201Z",
                      *       "lastFailureReason": null,
+                     *       "filter": null,
+                     *       "ordering": "none",
                      *       "createdAt": "2026-01-02T08:00:00.000Z",
                      *       "updatedAt": "2026-01-02T08:00:00.000Z",
                      *       "secret": "whsec_XjM6mL/7Q/PSjz8FO54zXKV8mIgQjk2LJll43xRJ+UY="
@@ -7444,11 +8780,284 @@ export interface operations {
                  *         "changedFields": [
                  *           "email"
                  *         ],
-                 *         "previousContactId": "CR-7"
+                 *         "previousContactId": "CR-7",
+                 *         "previous": {
+                 *           "email": "ada@old.example.com"
+                 *         }
                  *       }
                  *     }
                  */
                 "application/json": components["schemas"]["ContactUpdatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else, or no answer within the timeout, is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    contactDeletedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Event name. */
+                "X-Service-Event": "contact.deleted";
+                /** @description Delivery id: one per (event, subscription), the same on every retry. Dedupe on it. */
+                "X-Service-Delivery": string;
+                /** @description `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`; two v1 entries while a rotated secret overlaps. */
+                "X-Service-Signature": string;
+                /** @description Standard Webhooks: the delivery id. */
+                "webhook-id": string;
+                /** @description Standard Webhooks: unix seconds. */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: `v1,<base64 signature>`, space-separated when two secrets overlap. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_vBNIXAiiOR1ffcpH4hG8WC",
+                 *       "event": "contact.deleted",
+                 *       "apiVersion": "v1",
+                 *       "projectId": "prj_VInDBXjYoczZESBTNWt7WN",
+                 *       "createdAt": "2026-01-15T09:30:00.000Z",
+                 *       "data": {
+                 *         "contactId": "CR-7",
+                 *         "reason": "deleted",
+                 *         "mergedInto": "CR-3"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ContactDeletedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else, or no answer within the timeout, is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    contactRestoredWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Event name. */
+                "X-Service-Event": "contact.restored";
+                /** @description Delivery id: one per (event, subscription), the same on every retry. Dedupe on it. */
+                "X-Service-Delivery": string;
+                /** @description `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`; two v1 entries while a rotated secret overlaps. */
+                "X-Service-Signature": string;
+                /** @description Standard Webhooks: the delivery id. */
+                "webhook-id": string;
+                /** @description Standard Webhooks: unix seconds. */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: `v1,<base64 signature>`, space-separated when two secrets overlap. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_vBNIXAiiOR1ffcpH4hG8WC",
+                 *       "event": "contact.restored",
+                 *       "apiVersion": "v1",
+                 *       "projectId": "prj_VInDBXjYoczZESBTNWt7WN",
+                 *       "createdAt": "2026-01-15T09:30:00.000Z",
+                 *       "data": {
+                 *         "contact": {
+                 *           "contactId": "CR-1",
+                 *           "version": 1,
+                 *           "identityType": "personal",
+                 *           "source": "api",
+                 *           "firstName": "Ada",
+                 *           "lastName": "Lovelace",
+                 *           "email": "ada@example.com",
+                 *           "phone": "+1 415 555 0100",
+                 *           "businessName": null,
+                 *           "website": null,
+                 *           "address": {
+                 *             "line1": "12 St James's Square",
+                 *             "line2": null,
+                 *             "city": "London",
+                 *             "state": null,
+                 *             "zip": "SW1Y 4JH",
+                 *             "country": "GB"
+                 *           },
+                 *           "contactType": {
+                 *             "id": "ct_I0FWrkfPO6L4ODEfgC7iRr",
+                 *             "name": "Lead",
+                 *             "category": "Lead"
+                 *           },
+                 *           "tags": [
+                 *             {
+                 *               "id": "tag_g1ednLRKwkIMnOT2pTt3yK",
+                 *               "name": "vip"
+                 *             }
+                 *           ],
+                 *           "subscribed": true,
+                 *           "smsSubscribed": false,
+                 *           "notes": null,
+                 *           "customFields": {
+                 *             "cf_3kTq9bWm1ZsX0aPvL7yRnE": "Analytical engines"
+                 *           },
+                 *           "createdAt": "2026-01-15T09:30:00.000Z",
+                 *           "updatedAt": "2026-01-15T09:30:00.000Z"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ContactRestoredEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else, or no answer within the timeout, is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    contactErasedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Event name. */
+                "X-Service-Event": "contact.erased";
+                /** @description Delivery id: one per (event, subscription), the same on every retry. Dedupe on it. */
+                "X-Service-Delivery": string;
+                /** @description `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`; two v1 entries while a rotated secret overlaps. */
+                "X-Service-Signature": string;
+                /** @description Standard Webhooks: the delivery id. */
+                "webhook-id": string;
+                /** @description Standard Webhooks: unix seconds. */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: `v1,<base64 signature>`, space-separated when two secrets overlap. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_vBNIXAiiOR1ffcpH4hG8WC",
+                 *       "event": "contact.erased",
+                 *       "apiVersion": "v1",
+                 *       "projectId": "prj_VInDBXjYoczZESBTNWt7WN",
+                 *       "createdAt": "2026-01-15T09:30:00.000Z",
+                 *       "data": {
+                 *         "contactId": "CR-7"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ContactErasedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx acknowledges the delivery; anything else, or no answer within the timeout, is retried. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    contactMergedWebhook: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description Event name. */
+                "X-Service-Event": "contact.merged";
+                /** @description Delivery id: one per (event, subscription), the same on every retry. Dedupe on it. */
+                "X-Service-Delivery": string;
+                /** @description `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`; two v1 entries while a rotated secret overlaps. */
+                "X-Service-Signature": string;
+                /** @description Standard Webhooks: the delivery id. */
+                "webhook-id": string;
+                /** @description Standard Webhooks: unix seconds. */
+                "webhook-timestamp": string;
+                /** @description Standard Webhooks: `v1,<base64 signature>`, space-separated when two secrets overlap. */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_vBNIXAiiOR1ffcpH4hG8WC",
+                 *       "event": "contact.merged",
+                 *       "apiVersion": "v1",
+                 *       "projectId": "prj_VInDBXjYoczZESBTNWt7WN",
+                 *       "createdAt": "2026-01-15T09:30:00.000Z",
+                 *       "data": {
+                 *         "contact": {
+                 *           "contactId": "CR-1",
+                 *           "version": 1,
+                 *           "identityType": "personal",
+                 *           "source": "api",
+                 *           "firstName": "Ada",
+                 *           "lastName": "Lovelace",
+                 *           "email": "ada@example.com",
+                 *           "phone": "+1 415 555 0100",
+                 *           "businessName": null,
+                 *           "website": null,
+                 *           "address": {
+                 *             "line1": "12 St James's Square",
+                 *             "line2": null,
+                 *             "city": "London",
+                 *             "state": null,
+                 *             "zip": "SW1Y 4JH",
+                 *             "country": "GB"
+                 *           },
+                 *           "contactType": {
+                 *             "id": "ct_I0FWrkfPO6L4ODEfgC7iRr",
+                 *             "name": "Lead",
+                 *             "category": "Lead"
+                 *           },
+                 *           "tags": [
+                 *             {
+                 *               "id": "tag_g1ednLRKwkIMnOT2pTt3yK",
+                 *               "name": "vip"
+                 *             }
+                 *           ],
+                 *           "subscribed": true,
+                 *           "smsSubscribed": false,
+                 *           "notes": null,
+                 *           "customFields": {
+                 *             "cf_3kTq9bWm1ZsX0aPvL7yRnE": "Analytical engines"
+                 *           },
+                 *           "createdAt": "2026-01-15T09:30:00.000Z",
+                 *           "updatedAt": "2026-01-15T09:30:00.000Z"
+                 *         },
+                 *         "mergedContactIds": [
+                 *           "CR-9"
+                 *         ],
+                 *         "mergeId": "mrg_2b1kV0yXcW8n4sQ3eF6gHj"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ContactMergedEvent"];
             };
         };
         responses: {
