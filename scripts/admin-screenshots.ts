@@ -300,6 +300,11 @@ async function main() {
     adaPath = new URL(page.url()).pathname;
     await page.getByLabel("Note", { exact: true }).fill("Met at the London meetup.\nWants a quote for 42 seats before the end of the quarter.");
     await click(page, "Add note");
+    // Then edited: the timeline shows the change with its fields from → to (docs/api.md §19).
+    await page.goto(`${server.origin}${adaPath}/edit`);
+    await page.getByLabel("Email", { exact: true }).fill("ada@analytical-engines.example");
+    await page.getByLabel("Tags", { exact: true }).fill("vip, newsletter, churn-risk");
+    await click(page, "Save");
   });
   await state(viewers, "contacts", go(`${base}/contacts`));
   await state(viewers, "contacts-search", go(`${base}/contacts?search=ada`));

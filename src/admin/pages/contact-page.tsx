@@ -3,21 +3,23 @@ import { ADDRESS_KEYS, type Contact } from "../../contacts/schemas.ts";
 import { getContactWithSignal, requireContactNumber } from "../../contacts/service.ts";
 import { ApiError } from "../../errors.ts";
 import { validationFailure } from "../../http/validation.ts";
-import { CreateInteractionBody, type InteractionLog } from "../../interactions/schemas.ts";
-import { createInteraction, listInteractions } from "../../interactions/service.ts";
+import { CreateInteractionBody } from "../../interactions/schemas.ts";
+import { createInteraction } from "../../interactions/service.ts";
 import { isoNow } from "../../lib/time.ts";
 import { formErrors, write } from "../actions.ts";
 import type { AdminEnv } from "../env.ts";
 import { ErrorSummary, Layout, Notice, PostForm, TextArea, Time, type FormErrors } from "../ui.tsx";
 import { contactPath, contactsPath, displayName, idOf, loadReference, shownValue } from "./contact-common.ts";
 import { contactErasePages } from "./contact-erase.tsx";
+import { readTimeline, TimelineList, type TimelinePage, type TimelineQuery } from "./contact-history.tsx";
 import { field } from "../security.ts";
 
-/** A contact's page (docs/admin.md §3): every field, tags, custom fields, duplicateSignal, the timeline and "Add note"; "Erase" (docs/import-export.md §3). */
+/**
+ * A contact's page (docs/admin.md §3): every field, tags, custom fields, duplicateSignal, the
+ * timeline (its interactions and its change history, docs/api.md §19) and "Add note"; "Erase"
+ * (docs/import-export.md §3).
+ */
 export const contactPagePages = new Hono<AdminEnv>();
-
-/** Entries of the timeline per page. */
-const TIMELINE_PAGE = 20;
 
 const DONE: Record<string, string> = {
   created: "Contact created.",
@@ -27,7 +29,6 @@ const DONE: Record<string, string> = {
 };
 
 type Shown = Contact & { duplicateSignal: { emailMatches: number; phoneMatches: number } };
-type Timeline = { data: InteractionLog[]; pagination: { nextCursor: string | null } };
 
 const Value = ({ v }: { v: string | null | undefined }) => (v ? <>{v}</> : <span class="none">—</span>);
 const others = (n: number, what: string) => `${n} other contact${n === 1 ? "" : "s"} with this ${what}`;
@@ -36,7 +37,7 @@ interface PageProps {
   c: Context<AdminEnv>;
   contact: Shown;
   customTitles: Map<string, string>;
-  timeline: Timeline;
+  timeline: TimelinePage;
   note?: string;
   errors?: FormErrors;
 }
@@ -125,52 +126,24 @@ const ContactPage = ({ c, contact, customTitles, timeline, note, errors }: PageP
             <button type="submit">Add note</button>
           </PostForm>
         </div>
-        {timeline.data.length === 0 ? (
-          <p class="none">Nothing on the timeline yet.</p>
-        ) : (
-          <ol class="timeline" aria-label="Timeline, newest first">
-            {timeline.data.map((log) => (
-              <li>
-                <p class="meta">
-                  <Time at={log.date} /> · {log.interactionType.name}
-                </p>
-                {log.note ? <p class="prewrap">{log.note}</p> : null}
-                {Object.keys(log.fields).length > 0 ? (
-                  <dl class="props">
-                    {Object.entries(log.fields).map(([k, v]) => (
-                      <>
-                        <dt>{k}</dt>
-                        <dd>{v}</dd>
-                      </>
-                    ))}
-                  </dl>
-                ) : null}
-              </li>
-            ))}
-          </ol>
-        )}
-        {timeline.pagination.nextCursor ? (
-          <nav class="pager" aria-label="Timeline pages">
-            <a href={`${here}?${new URLSearchParams({ cursor: timeline.pagination.nextCursor })}#timeline`}>Older entries</a>
-          </nav>
-        ) : null}
+        <TimelineList page={timeline} here={here} customTitles={customTitles} />
       </section>
     </Layout>
   );
 };
 
-async function show(c: Context<AdminEnv>, extra: { note?: string; errors?: FormErrors; cursor?: string } = {}, status: 200 | 422 = 200) {
+async function show(c: Context<AdminEnv>, extra: { note?: string; errors?: FormErrors; from?: TimelineQuery } = {}, status: 200 | 422 = 200) {
   const { db, cursors } = c.var.deps;
   const projectId = c.var.project.id;
   const n = requireContactNumber(c.req.param("contactId")!);
   const contact = await getContactWithSignal(db, projectId, n);
   const reference = await loadReference(db, projectId);
-  const timeline = await listInteractions(db, cursors, projectId, n, { limit: TIMELINE_PAGE, cursor: extra.cursor });
+  const timeline = await readTimeline(db, cursors, projectId, n, extra.from ?? {});
   const customTitles = new Map(reference.customFields.map((f) => [f.id, f.title]));
   return c.html(<ContactPage c={c} contact={contact} customTitles={customTitles} timeline={timeline} note={extra.note} errors={extra.errors} />, status);
 }
 
-contactPagePages.get("/:contactId", (c) => show(c, { cursor: c.req.query("cursor") || undefined }));
+contactPagePages.get("/:contactId", (c) => show(c, { from: { cursor: c.req.query("cursor"), changes: c.req.query("changes") } }));
 
 /** Adds a note to the timeline as POST /v1/contacts/{id}/interactions with `type: "note"` does (docs/api.md §12): interaction_log.created. */
 contactPagePages.post("/:contactId/notes", async (c) => {
