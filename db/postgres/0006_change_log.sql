@@ -16,7 +16,7 @@ CREATE TABLE changes (
 CREATE INDEX changes_contact ON changes(contact_id, seq) WHERE contact_id IS NOT NULL;
 CREATE INDEX changes_age ON changes(at);
 
--- Taken with UPDATE … RETURNING at the end of a writing transaction: the row lock is held to
+-- Taken with INSERT … ON CONFLICT DO UPDATE … RETURNING at the end of a writing transaction: the row lock is held to
 -- the commit, so seq n+1 is given only once n committed (docs/scaling.md §8).
 CREATE TABLE change_counters (
   project_id     text COLLATE "C" PRIMARY KEY,

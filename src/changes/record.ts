@@ -100,7 +100,8 @@ export async function writeChanges(db: Db, staged: StagedChange[], acting: Actin
   const byProject = new Map<string, StagedChange[]>();
   for (const change of staged) byProject.set(change.projectId, [...(byProject.get(change.projectId) ?? []), change]);
   const actor = JSON.stringify(acting.actor);
-  for (const [projectId, changes] of byProject) {
+  // Projects' counters in id order: two units writing to the same two projects never wait on each other in a cycle.
+  for (const [projectId, changes] of [...byProject].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     const count = changes.filter((c) => c.action !== null).length;
     // Taken even for events alone (count 0): their order waits for the changes before them.
     let seq = (await takeSeqs(db, projectId, count)) - count;
