@@ -7,6 +7,7 @@
  * the whole outbox is drained, never after a sleep.
  */
 import { describe, expect, setDefaultTimeout, test } from "bun:test";
+import { pageText, signedInAdmin, tableRows } from "../helpers/admin.ts";
 import { expectError, expectStatus } from "../helpers/expect.ts";
 import type { Api } from "../helpers/server.ts";
 import { useWebhookServer } from "../helpers/webhook-fixture.ts";
@@ -219,5 +220,51 @@ describe("redeliver and the filter (docs/webhooks.md §8.1)", () => {
     expect(res.json).toEqual({ queued: 1 });
     const [req] = await rx.waitFor(1);
     expect(req!.json.id).toBe(events[0].id);
+  });
+});
+
+describe("the console's filter editor (docs/webhooks.md §8, docs/admin.md §3)", () => {
+  test("saving the editor stores the filter and ordering through the API's rules, and the page and list show them by name", async () => {
+    const name = tagName("console");
+    const tagId = await makeTag(name);
+    const rx = await receiver();
+    const hook = await subscribe(rx.url, { description: `console-${seq}` });
+    const { client } = await signedInAdmin(fx.srv.origin, fx.srv.env);
+    const page = `/admin/projects/${fx.srv.projectId}/webhooks/${hook.id}`;
+    expect(pageText((await client.get(page)).text)).toContain("Filter and ordering");
+
+    const saved = await client.post(`${page}/filter`, { contactTypeCategory: ["Customer"], tags: `${name.toUpperCase()}\n`, changedFields: ["email", "address"], ordering: "per-contact" });
+    expect(saved.status).toBe(303);
+    expect((await fx.api("GET", `/webhooks/${hook.id}`)).json).toMatchObject({
+      filter: { contactTypeCategory: ["Customer"], tags: [tagId], changedFields: ["email", "address"] },
+      ordering: "per-contact",
+    });
+    const shown = pageText((await client.get(saved.location!)).text);
+    expect(shown).toContain(`Tags: ${name}`);
+    expect(shown).toContain("Categories: Customer");
+    expect(shown).toContain("Per contact: one at a time, in order");
+    const row = tableRows((await client.get(`/admin/projects/${fx.srv.projectId}/webhooks`)).text, "Subscriptions").find((r) => r[0] === `console-${seq}`);
+    expect(row?.[2]).toContain(`Tags: ${name}`);
+    expect(row?.[2]).toContain("Ordered per contact");
+
+    // Nothing chosen: every event again.
+    expect((await client.post(`${page}/filter`, { tags: "", ordering: "none" })).status).toBe(303);
+    expect((await fx.api("GET", `/webhooks/${hook.id}`)).json).toMatchObject({ filter: null, ordering: "none" });
+  });
+
+  test("an unknown tag is shown on the editor as the API's error, and nothing is saved", async () => {
+    const rx = await receiver();
+    const hook = await subscribe(rx.url, { filter: { contactTypeCategory: ["Lead"] } });
+    const { client } = await signedInAdmin(fx.srv.origin, fx.srv.env);
+    const page = `/admin/projects/${fx.srv.projectId}/webhooks/${hook.id}`;
+    await client.get(page);
+    const refused = await client.post(`${page}/filter`, { tags: "no-such-tag-here", ordering: "per-contact" });
+    expect(refused.status).toBe(422);
+    const text = pageText(refused.text);
+    expect(text).toContain('filter.tags names tags unknown in this project: "no-such-tag-here".');
+    expect(refused.text).toContain('href="#f-filter-tags"');
+    // The form keeps what was sent.
+    expect(refused.text).toContain("no-such-tag-here</textarea>");
+    expect((await fx.api("GET", `/webhooks/${hook.id}`)).json).toMatchObject({ filter: { contactTypeCategory: ["Lead"] }, ordering: "none" });
   });
 });

@@ -2,12 +2,13 @@ import { Hono, type Context } from "hono";
 import { ApiError } from "../../errors.ts";
 import { validationFailure } from "../../http/validation.ts";
 import { isoNow } from "../../lib/time.ts";
-import { RedeliverBody } from "../../webhooks/schemas.ts";
+import { PatchWebhookBody, RedeliverBody } from "../../webhooks/schemas.ts";
 import { inFlightOf } from "../../webhooks/dispatcher.ts";
 import { patchWebhook, redeliver, rotateSecret, sendTestPing } from "../../webhooks/service.ts";
 import { formErrors, write } from "../actions.ts";
 import type { AdminEnv } from "../env.ts";
 import { asUtc, field } from "../security.ts";
+import { readFilterForm } from "./webhook-filter.tsx";
 import { subscriptionPage } from "./webhook-page.tsx";
 
 /**
@@ -21,6 +22,7 @@ export const subscriptionPages = new Hono<AdminEnv>();
 const DONE: Record<string, string> = {
   disabled: "Subscription disabled: no event is queued for it until it is enabled.",
   enabled: "Subscription enabled; its count of consecutive failures starts again from 0.",
+  filtered: "Filter and ordering saved: they apply to events recorded from now on.",
 };
 
 
@@ -88,4 +90,23 @@ subscriptionPages.post("/:webhookId/redeliver", async (c) => {
   } catch (error) {
     return refused(error);
   }
+});
+
+/**
+ * The filter and ordering (docs/webhooks.md §8): the API's PATCH body schema and service, so the
+ * console refuses what the API refuses (unknown tags, fields, categories), shown by the editor.
+ */
+subscriptionPages.post("/:webhookId/filter", async (c) => {
+  const id = c.req.param("webhookId");
+  const { values, body } = readFilterForm(c);
+  const refused = (error: unknown) => subscriptionPage(c, id, { filter: { values, errors: formErrors(error) } }, 422);
+  const parsed = PatchWebhookBody.safeParse(body);
+  if (!parsed.success) return refused(validationFailure(parsed.error, { input: body }));
+  const { deps, project } = c.var;
+  try {
+    await write(c, project.id, (trx) => patchWebhook(trx, project.id, id, { filter: parsed.data.filter, ordering: parsed.data.ordering }, undefined, isoNow(deps.clock)));
+  } catch (error) {
+    return refused(error);
+  }
+  return c.redirect(`${here(c)}?done=filtered`, 303);
 });

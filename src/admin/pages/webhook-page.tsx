@@ -4,12 +4,15 @@ import { listAttempts, toWebhook } from "../../webhooks/repository.ts";
 import type { Webhook } from "../../webhooks/schemas.ts";
 import { requireWebhook } from "../../webhooks/service.ts";
 import type { AdminEnv } from "../env.ts";
+import { allCustomFields } from "../../reference/repository.ts";
 import { ErrorSummary, Field, Layout, Notice, PostForm, projectPath, ShownOnce, TableWrap, Time, type FormErrors } from "../ui.tsx";
+import { FilterEditor, filterNames, FilterSummary, valuesOf, type FilterEdit, type FilterNames } from "./webhook-filter.tsx";
 
 /**
  * A subscription's page (docs/webhooks.md §2, docs/admin.md §3): its health, its delivery attempts newest
  * first with their answers, and its actions (test ping, disable or enable, rotate the
- * secret, redeliver since a time; src/admin/pages/webhook-actions.tsx).
+ * secret, redeliver since a time, edit the filter and ordering: docs/webhooks.md §8;
+ * src/admin/pages/webhook-actions.tsx).
  */
 
 const ATTEMPTS_PAGE = 50;
@@ -29,6 +32,8 @@ export interface PageExtras {
   ping?: { delivered: boolean; statusCode: number | null; error: string | null };
   /** The redeliver form as sent, and what was wrong with it. */
   redeliver?: { since: string; errors: FormErrors };
+  /** The filter editor as sent, and what was wrong with it. */
+  filter?: FilterEdit;
 }
 
 const base = (c: Context<AdminEnv>, hook: { id: string }) => `${projectPath(c.var.project, "webhooks")}/${hook.id}`;
@@ -45,12 +50,18 @@ const PingOutcome = ({ ping }: { ping: NonNullable<PageExtras["ping"]> }) =>
     </div>
   );
 
-const Properties = ({ hook }: { hook: Webhook }) => (
+const Properties = ({ hook, names }: { hook: Webhook; names: FilterNames }) => (
   <dl class="props card">
     <dt>URL</dt>
     <dd class="mono">{hook.url}</dd>
     <dt>Events</dt>
     <dd>{hook.events.join(", ")}</dd>
+    <dt>Filter</dt>
+    <dd>
+      <FilterSummary hook={hook} names={names} />
+    </dd>
+    <dt>Ordering</dt>
+    <dd>{hook.ordering === "per-contact" ? "Per contact: one at a time, in order" : "None"}</dd>
     <dt>Status</dt>
     <dd>
       <StatusBadge status={hook.status} />
@@ -167,6 +178,8 @@ const Attempts = ({ c, hook, rows, cursor, next }: { c: Context<AdminEnv>; hook:
 export async function subscriptionPage(c: Context<AdminEnv>, id: string, extras: PageExtras = {}, status: 200 | 409 | 422 = 200) {
   const { deps, project } = c.var;
   const hook = toWebhook(await requireWebhook(deps.db, project.id, id));
+  const names = await filterNames(deps.db, project.id, [hook]);
+  const custom = await allCustomFields(deps.db, project.id);
   const filters = { adminAttempts: hook.id };
   const cursor = c.req.method === "GET" ? c.req.query("cursor") || undefined : undefined;
   const after = cursor ? (deps.cursors.decode(cursor, filters) as [string, string]) : undefined;
@@ -182,8 +195,9 @@ export async function subscriptionPage(c: Context<AdminEnv>, id: string, extras:
         <ShownOnce label={extras.secret.label} value={extras.secret.value} note="Copy it now: it is not shown again. Receivers check each delivery's signature with it." />
       ) : null}
       {extras.ping ? <PingOutcome ping={extras.ping} /> : null}
-      <Properties hook={hook} />
+      <Properties hook={hook} names={names} />
       <Actions c={c} hook={hook} extras={extras} />
+      <FilterEditor c={c} action={`${base(c, hook)}/filter`} values={extras.filter?.values ?? valuesOf(hook, names)} custom={custom} errors={extras.filter?.errors} />
       <Attempts c={c} hook={hook} rows={page.data} cursor={cursor} next={page.pagination.nextCursor} />
     </Layout>,
     status,

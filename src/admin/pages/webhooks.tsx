@@ -12,6 +12,7 @@ import type { AdminEnv } from "../env.ts";
 import { field, fields } from "../security.ts";
 import { Checkbox, ErrorSummary, Field, Layout, PostForm, projectPath, TableWrap, Time, type FormErrors } from "../ui.tsx";
 import { subscriptionPages } from "./webhook-actions.tsx";
+import { filterNames, FilterSummary, type FilterNames } from "./webhook-filter.tsx";
 import { StatusBadge, subscriptionPage, titleOf } from "./webhook-page.tsx";
 
 /**
@@ -60,13 +61,16 @@ const CreateForm = (p: { c: Context<AdminEnv>; values: HookValues; errors?: Form
   </section>
 );
 
-const HookRow = ({ c, hook }: { c: Context<AdminEnv>; hook: Webhook }) => (
+const HookRow = ({ c, hook, names }: { c: Context<AdminEnv>; hook: Webhook; names: FilterNames }) => (
   <tr>
     <td>
       <a href={`${projectPath(c.var.project, "webhooks")}/${hook.id}`}>{titleOf(hook)}</a>
     </td>
     <td class="mono prewrap">{hook.url}</td>
-    <td>{hook.events.join(", ")}</td>
+    <td>
+      {hook.events.join(", ")}
+      <FilterSummary hook={hook} names={names} quiet />
+    </td>
     <td>
       <StatusBadge status={hook.status} />
     </td>
@@ -85,6 +89,7 @@ async function listPage(c: Context<AdminEnv>, values: HookValues = { url: "", ev
   const after = cursor ? (deps.cursors.decode(cursor, filters) as [string, string]) : undefined;
   const rows = await listWebhooks(deps.db, project.id, PAGE_SIZE, after);
   const page = toPage(rows, PAGE_SIZE, (r) => [r.created_at, r.id], toWebhook, deps.cursors, filters);
+  const names = await filterNames(deps.db, project.id, page.data);
   return c.html(
     <Layout title="Webhooks" session={c.var.session} project={project} section="webhooks">
       <h1>Webhooks</h1>
@@ -106,7 +111,7 @@ async function listPage(c: Context<AdminEnv>, values: HookValues = { url: "", ev
             </thead>
             <tbody>
               {page.data.map((hook) => (
-                <HookRow c={c} hook={hook} />
+                <HookRow c={c} hook={hook} names={names} />
               ))}
             </tbody>
           </table>
