@@ -75,7 +75,9 @@ export interface DispatcherOptions {
  * delivery (docs/webhooks.md §2.2; on PostgreSQL it is due again when the lease ends). Woken when a
  * transaction commits events, polling as a fallback. Slots are shared fairly between
  * projects and subscriptions (fair-share.ts), so a slow subscriber holds back only its own
- * deliveries (docs/webhooks.md §4.4). Every time it reads (what is due, when a retry is due, a
+ * deliveries (docs/webhooks.md §4.4). A subscription ordered per contact gets one delivery
+ * per contact at a time (the claims check it; the book counts claims by contact:
+ * docs/webhooks.md §8.2). Every time it reads (what is due, when a retry is due, a
  * held claim's end, a stuck tick) comes from the service's clock, `webhooks.clock` (issue 11).
  */
 export class Dispatcher {
