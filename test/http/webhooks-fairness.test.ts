@@ -224,9 +224,9 @@ describe("redeliver bounds (docs/webhooks.md §5)", () => {
     expectError(await a("POST", `/webhooks/${w.id}/redeliver`, { body: { eventIds } }), "ERR_FORM_VALIDATION", "eventIds");
   });
 
-  test("an event already pending for the subscription is not queued twice", async () => {
+  test("an event whose delivery is in flight (sent, its outcome not yet recorded) is queued again by redeliver (docs/webhooks.md §5)", async () => {
     const a = await project();
-    // Held at the receiver: both deliveries are being sent, so both are pending throughout.
+    // Held at the receiver: both deliveries are being sent; the receiver has them.
     const busy = await holdingReceiver();
     const w = await hook(a, busy.rx.url);
     const since = new Date().toISOString();
@@ -235,14 +235,13 @@ describe("redeliver bounds (docs/webhooks.md §5)", () => {
     await busy.rx.waitFor(2);
     const events = (await a("GET", "/events", { query: { since } })).json.data.map((e: any) => e.id);
     expect(events).toHaveLength(2);
-    expect((await a("POST", `/webhooks/${w.id}/redeliver`, { body: { eventIds: events } })).json).toEqual({ queued: 0 });
-    expect((await a("POST", `/webhooks/${w.id}/redeliver`, { body: { since } })).json).toEqual({ queued: 0 });
+    expect((await a("POST", `/webhooks/${w.id}/redeliver`, { body: { eventIds: events } })).json).toEqual({ queued: 2 });
     await busy.release();
-    await waitFor("both attempts recorded", async () => {
+    await waitFor("all four attempts recorded", async () => {
       const attempts = (await a("GET", `/webhooks/${w.id}/attempts`)).json.data;
-      return attempts.length === 2 ? attempts : undefined;
+      return attempts.length === 4 ? attempts : undefined;
     });
-    expect(busy.rx.requests).toHaveLength(2);
+    expect(busy.rx.requests.map((r: any) => r.json.id).sort()).toEqual([...events, ...events].sort());
   });
 
   test("a range of more than 10,000 events is 422 naming since, and queues nothing", async () => {

@@ -208,7 +208,7 @@ describe("subscription validation (422 with fieldName)", () => {
     ["a url that is not a string", { url: 42 }, "url"],
     ["an ftp:// url", { url: "ftp://example.com/hook" }, "url"],
     ["a javascript: url", { url: "javascript:alert(1)" }, "url"],
-    ["an event outside the catalog", { events: ["contact.deleted"] }, /^events(\.\d+)?$/],
+    ["an event outside the catalog", { events: ["contact.archived"] }, /^events(\.\d+)?$/],
     ["a misspelt event name", { events: ["Contact.Created"] }, /^events(\.\d+)?$/],
     ['"*" mixed with an event name', { events: ["*", "contact.created"] }, /^events(\.\d+)?$/],
     ["an empty events array", { events: [] }, "events"],
