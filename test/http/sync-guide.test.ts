@@ -12,7 +12,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BUN, runCommand } from "../helpers/spawn.ts";
-import { REPO_ROOT, startServer, type ProjectInfo, type ServerHandle } from "../helpers/server.ts";
+import { REPO_ROOT, startServer, walk, type ProjectInfo, type ServerHandle } from "../helpers/server.ts";
 
 const DOC = "docs/sync.md";
 const PROGRAM_LANGS = new Set(["ts", "typescript", "sh", "bash", "shell"]);
@@ -101,7 +101,7 @@ describe("docs/sync.md", () => {
     expect(names).toContain("crm-fetch.ts");
     for (const b of blocks) expect(b.name.endsWith(".ts") ? ["ts", "typescript"] : ["sh", "bash", "shell"]).toContain(b.lang);
     // Every example a reader runs for its output shows it.
-    expect(blocks.filter((b) => b.expected === undefined).map((b) => b.name)).toEqual(["crm-fetch.ts", "external-id.sh"]);
+    expect(blocks.filter((b) => b.expected === undefined).map((b) => b.name)).toEqual(["crm-fetch.ts", "external-id.sh", "mirror.ts"]);
   });
 
   for (const block of blocks) {
@@ -117,6 +117,31 @@ describe("docs/sync.md", () => {
       180_000,
     );
   }
+
+  test("after the guide: the mirror of §10 holds exactly what GET /contacts lists, without the deleted and the erased contacts", async () => {
+    const mirror = JSON.parse(readFileSync(join(dir, "mirror.json"), "utf8"));
+    const live = (await walk(project.api, "/contacts", { limit: 200 })).items;
+    const byId = Object.fromEntries(live.map((c: any) => [c.contactId, c]));
+    expect(Object.keys(mirror.contacts).sort()).toEqual(Object.keys(byId).sort());
+    for (const [id, contact] of Object.entries(mirror.contacts)) expect(contact).toEqual(byId[id]);
+    // The feed's cursor it kept is caught up: nothing after it.
+    const after = await project.api("GET", "/changes", { query: { after: mirror.cursor } });
+    expect(after.json.data).toEqual([]);
+    const names = Object.values(mirror.contacts).map((c: any) => c.email);
+    expect(names).toContain("noor@example.com");
+    expect(names).toContain("person00004@example.com");
+    expect(names).not.toContain("person00002@example.com");
+    expect(names).not.toContain("person00003@example.com");
+    // The erased one is gone from the service too, and the deleted one is in the trash (its history stays readable).
+    const erased: any[] = [];
+    for (let after: string | undefined, more = true; more; ) {
+      const page = await project.api("GET", "/changes", { query: { limit: 1000, ...(after ? { after } : {}) } });
+      erased.push(...page.json.data.filter((r: any) => r.action === "erased"));
+      [after, more] = [page.json.pagination.nextCursor, page.json.pagination.hasMore];
+    }
+    expect(erased).toHaveLength(1);
+    expect((await project.api("GET", `/contacts/${erased[0].id}/history`)).status).toBe(404);
+  });
 
   test("after the guide: the External ID field is unique, and the load left one contact per person", async () => {
     const fields = await project.api("GET", "/custom-fields");

@@ -8,6 +8,7 @@ import { type Client } from "openapi-fetch";
 import { paginator } from "./paginate.js";
 import { type FetchLike, type RetryOptions } from "./retry.js";
 import type { paths } from "./schema.js";
+import { type FollowChanges } from "./changes.js";
 import { type BatchOptions, type ContactBatchAnswer, type ContactBatchInput, type InteractionBatchAnswer, type InteractionBatchInput, type Upserted, type UpsertOptions } from "./sync.js";
 import type { components } from "./schema.js";
 export interface ClientOptions {
@@ -53,5 +54,14 @@ export interface CrmClient {
     batchContacts(input: ContactBatchInput, options?: BatchOptions): Promise<ContactBatchAnswer>;
     /** `POST /interactions/batch` for any number of items, chunked as `batchContacts`. */
     batchInteractions(input: InteractionBatchInput, options?: BatchOptions): Promise<InteractionBatchAnswer>;
+    /**
+     * Follows `GET /changes` (docs/api.md §19.2) from `after`: yields `{ change, cursor }` for each
+     * change record, oldest first, `cursor` being the position to store once `change` is
+     * applied; keeps polling every `pollIntervalMs` once caught up unless `stop` is
+     * `"when-caught-up"`; waits out 429s; ends quietly when `signal` aborts. `feed.cursor` is the
+     * position reached. Other failures throw `CrmApiError` (410 ERR_CURSOR_EXPIRED: read the
+     * contacts again).
+     */
+    followChanges: FollowChanges;
 }
 export declare function createClient(options: ClientOptions): CrmClient;

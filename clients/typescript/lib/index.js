@@ -4,6 +4,7 @@
  * and Web Crypto: runs on Node 20+, Bun, Deno and browsers.
  */
 export { apiBaseUrl, createClient } from "./client.js";
+export { DEFAULT_POLL_INTERVAL_MS } from "./changes.js";
 export { CrmApiError, isErrorEnvelope, unwrap } from "./errors.js";
 export { DEFAULT_RETRY } from "./retry.js";
 export { BatchError, MAX_BATCH_ITEMS, } from "./sync.js";
