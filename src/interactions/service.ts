@@ -74,7 +74,11 @@ export async function createInteraction(db: Db, projectId: string, contactNumber
   // Subscription filters judge the log's contact as it is now (docs/webhooks.md §8).
   const subject = subjectOf(contact.id, contactOfRow((await findContactRow(db, projectId, contact.contact_number))!));
   const event = eventOf("interaction_log.created", data, now, subject);
-  await recordChange(db, { projectId, object: "interaction_log", id: log.id, contactId: contact.id, action: "created", at: now, events: [event] });
+  // What a follower needs to place the log (docs/api.md §19.1): its contact and fields, from null.
+  const changes = Object.entries({ contactId, interactionType: log.interactionType, note: log.note, fields: Object.keys(log.fields).length > 0 ? log.fields : null, date: log.date })
+    .filter(([, to]) => to !== null && to !== "")
+    .map(([field, to]) => ({ field, from: null, to }));
+  await recordChange(db, { projectId, object: "interaction_log", id: log.id, contactId: contact.id, action: "created", changes, at: now, events: [event] });
   return { log, created: true };
 }
 

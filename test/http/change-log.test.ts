@@ -255,6 +255,13 @@ describe("GET /changes", () => {
     await p.api("POST", `/contacts/${id}/interactions`, { body: { type: "note", note: "n" } });
     const logs = await p.api("GET", "/changes", { query: { object: "interaction_log" } });
     expect(logs.json.data.map((r: any) => `${r.seq} ${r.object}`)).toEqual(["2 interaction_log"]);
+    // A log's record names its contact and fields, so a follower can place it.
+    expect(logs.json.data[0].changes).toEqual([
+      { field: "contactId", from: null, to: id },
+      { field: "interactionType", from: null, to: { id: "note", name: "Note" } },
+      { field: "note", from: null, to: "n" },
+      { field: "date", from: null, to: expect.any(String) },
+    ]);
     const both = await p.api("GET", "/changes", { query: { object: ["contact", "interaction_log"] } });
     expect(seqs(both.json.data)).toEqual([1, 2]);
     expectError(await p.api("GET", "/changes", { query: { limit: 1001 } }), "ERR_FORM_VALIDATION", "limit");
