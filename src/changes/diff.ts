@@ -2,8 +2,8 @@ import type { Contact } from "../contacts/schemas.ts";
 import type { EventSubject } from "../webhooks/filter.ts";
 import type { FieldChange } from "./record.ts";
 
-/** The fields a change record compares, as the contact shows them (docs/api.md §19.1). */
-const SCALARS = [
+/** The top-level contact fields a change names, in the contact's order (docs/api.md §19.1). */
+export const CONTACT_FIELDS = [
   "contactId",
   "identityType",
   "source",
@@ -13,28 +13,30 @@ const SCALARS = [
   "phone",
   "businessName",
   "website",
+  "address",
   "contactType",
+  "tags",
   "subscribed",
   "smsSubscribed",
   "notes",
+  "customFields",
 ] as const;
+export const ADDRESS_PARTS = ["line1", "line2", "city", "state", "zip", "country"] as const;
 
 /**
  * Every name a change record's `field` (and a history or subscription filter) can take:
- * the scalars, `address` and its parts, `customFields` (its parts are `customFields.<id>`), `tags`.
+ * the top-level fields, `address.<part>`; custom fields are `customFields.<id>`.
  */
-export const CHANGE_FIELDS: ReadonlySet<string> = new Set([
-  ...SCALARS,
-  "address",
-  ...["line1", "line2", "city", "state", "zip", "country"].map((k) => `address.${k}`),
-  "customFields",
-  "tags",
-]);
+export const CHANGE_FIELDS: ReadonlySet<string> = new Set([...CONTACT_FIELDS, ...ADDRESS_PARTS.map((k) => `address.${k}`)]);
 
 /** Whether `field` names a contact field a change can set (`customFields.<id>` for any id). */
 export const isChangeField = (field: string) => CHANGE_FIELDS.has(field) || /^customFields\.[^.]+$/.test(field);
 
-type Shown = Pick<Contact, (typeof SCALARS)[number] | "address" | "tags" | "customFields">;
+/** The fields compared whole, as the contact shows them; address, tags and custom fields go part by part. */
+type Scalar = Exclude<(typeof CONTACT_FIELDS)[number], "address" | "tags" | "customFields">;
+const SCALARS = CONTACT_FIELDS.filter((f): f is Scalar => f !== "address" && f !== "tags" && f !== "customFields");
+
+type Shown = Pick<Contact, Scalar | "address" | "tags" | "customFields">;
 
 const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
 const tagNames = (c: Shown | null) => (c?.tags ?? []).map((t) => t.name).sort();

@@ -54,26 +54,9 @@ export function passesFilter(filter: SubscriptionFilter | null, type: string, su
   return true;
 }
 
-/** The contact fields a filter's changedFields may name, besides `address.<part>` and `customFields.<id>` (docs/api.md §19.1's field names). */
-export const CONTACT_FIELDS = [
-  "contactId",
-  "identityType",
-  "source",
-  "firstName",
-  "lastName",
-  "email",
-  "phone",
-  "businessName",
-  "website",
-  "address",
-  "contactType",
-  "tags",
-  "subscribed",
-  "smsSubscribed",
-  "notes",
-  "customFields",
-] as const;
-export const ADDRESS_PARTS = ["line1", "line2", "city", "state", "zip", "country"] as const;
+// The contact fields a filter's changedFields may name: the change records' names (src/changes/diff.ts).
+export { ADDRESS_PARTS, CONTACT_FIELDS } from "../changes/diff.ts";
+import { ADDRESS_PARTS, CONTACT_FIELDS } from "../changes/diff.ts";
 
 const KNOWN = new Set<string>([...CONTACT_FIELDS, ...ADDRESS_PARTS.map((p) => `address.${p}`)]);
 
