@@ -104,9 +104,11 @@ describe("the events page", () => {
     expect(res.status).toBe(422);
     expect(res.text).toContain("since must be an ISO 8601 timestamp, such as 2024-05-01T10:00:00Z or 2024-05-01.");
     expect(res.text).toContain('href="#f-since"');
-    const type = await admin.get(`${page}?type=contact.deleted`);
+    const type = await admin.get(`${page}?type=contact.archived`);
     expect(type.status).toBe(422);
-    expect(type.text).toContain("type must be one of contact.created, contact.updated, interaction_log.created, web_form.submitted.");
+    expect(type.text).toContain(
+      "type must be one of contact.created, contact.updated, contact.deleted, contact.restored, contact.erased, contact.merged, interaction_log.created, web_form.submitted.",
+    );
   });
 
   test("pages: Next page carries the cursor and the filters; the cursor is bound to them", async () => {

@@ -45,7 +45,7 @@ scenarios("unknown paths and methods", svc, [
     [
       ["DELETE", "/contacts"],
       ["PATCH", "/contacts"],
-      ["DELETE", "/contacts/:id"],
+      ["POST", "/contacts/:id"],
       ["PUT", "/contacts/:id"],
       ["DELETE", "/contacts/:id/interactions"],
       ["POST", "/tags"],
