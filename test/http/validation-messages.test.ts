@@ -24,7 +24,7 @@ let formId: string;
 const HOOK_URL = "https://93.184.216.34/crm-hook";
 const ISO_MESSAGE = "must be an ISO 8601 timestamp, such as 2024-05-01T10:00:00Z or 2024-05-01.";
 const LIMIT_MESSAGE = "limit must be an integer from 1 to 200.";
-const EVENTS = "contact.created, contact.updated, interaction_log.created, web_form.submitted, *";
+const EVENTS = "contact.created, contact.updated, contact.deleted, contact.restored, contact.erased, contact.merged, interaction_log.created, web_form.submitted, *";
 
 beforeAll(async () => {
   const { api, server, project } = svc();
@@ -183,7 +183,7 @@ describe("POST /webhooks: body messages", () => {
     ["wrong type", { url: 5, events: ["*"] }, "url", "url must be a string."],
     ["wrong type (null)", { url: null, events: ["*"] }, "url", "url must be a string."],
     ["wrong type (array)", { url: HOOK_URL, events: "*" }, "events", "events must be an array."],
-    ["enum (array item)", { url: HOOK_URL, events: ["contact.deleted"] }, "events", `each item of events must be one of ${EVENTS}.`],
+    ["enum (array item)", { url: HOOK_URL, events: ["contact.archived"] }, "events", `each item of events must be one of ${EVENTS}.`],
     ["range (array min)", { url: HOOK_URL, events: [] }, "events", 'events must have at least 1 item; ["*"] means every event.'],
     ["range (string max)", { url: `https://example.com/${long(2040)}`, events: ["*"] }, "url", "url must be at most 2048 characters."],
     ["rule (events)", { url: HOOK_URL, events: ["*", "contact.created"] }, "events", 'events must not mix "*" with other values.'],
