@@ -41,7 +41,10 @@ async function contactOf(db: Db, projectId: string, contactNumber: number) {
  * first to commit and then write nothing (docs/scaling.md §6).
  */
 export async function createInteraction(db: Db, projectId: string, contactNumber: number, input: CreateInteractionInput, now: string) {
-  const contact = await contactOf(db, projectId, contactNumber);
+  // The whole contact, read once: its event's subject comes from the same read (a second
+  // read could miss a contact another node trashed in between, PostgreSQL).
+  const contact = await findContactRow(db, projectId, contactNumber);
+  if (!contact) throw notFound("Contact");
   const contactId = formatContactId(contact.contact_number);
   if (input.uniqueIdentifier !== undefined) {
     const existing = await repo.findLogByUniqueIdentifier(db, contact.id, input.uniqueIdentifier);
@@ -72,7 +75,7 @@ export async function createInteraction(db: Db, projectId: string, contactNumber
   const log = toLog({ ...row, type_name: type?.name ?? null }, contactId);
   const data = { interactionLog: log, contact: { contactId, firstName: contact.first_name, lastName: contact.last_name, email: contact.email } };
   // Subscription filters judge the log's contact as it is now (docs/webhooks.md §8).
-  const subject = subjectOf(contact.id, contactOfRow((await findContactRow(db, projectId, contact.contact_number))!));
+  const subject = subjectOf(contact.id, contactOfRow(contact));
   const event = eventOf("interaction_log.created", data, now, subject);
   // What a follower needs to place the log (docs/api.md §19.1): its contact and fields, from null.
   const changes = Object.entries({ contactId, interactionType: log.interactionType, note: log.note, fields: Object.keys(log.fields).length > 0 ? log.fields : null, date: log.date })
