@@ -5,7 +5,7 @@ import { findTag } from "../reference/repository.ts";
 import type { Db } from "../storage/schema.ts";
 
 /**
- * Subscription filters (docs/webhooks.md §8, decisions §19): which contact events a
+ * Subscription filters (docs/webhooks.md §8, docs/api.md §19.5): which contact events a
  * subscription takes. A filter is stored resolved (tags by id) as JSON on the subscription;
  * `passesFilter` is asked for each event as it is recorded (src/events/outbox.ts), so a
  * changed filter never re-judges deliveries already queued.

@@ -1,6 +1,6 @@
 /**
  * Per-contact ordering and redelivery of deliveries in flight, black box (docs/webhooks.md
- * §8.2, §5; decisions §19). With `ordering: "per-contact"` a contact's deliveries to the
+ * §8.2, §5; docs/api.md §19.5). With `ordering: "per-contact"` a contact's deliveries to the
  * subscription are attempted one at a time in the order of their changes: a later one waits
  * while an earlier one is pending (retrying included), other contacts' go meanwhile, and a
  * delivery that ends failed lets the next go. Redeliver queues an event again unless its

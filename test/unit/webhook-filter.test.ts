@@ -1,5 +1,5 @@
 /**
- * Subscription filters (docs/webhooks.md §8.1, decisions §19): which contact events a filter
+ * Subscription filters (docs/webhooks.md §8.1, docs/api.md §19.5): which contact events a filter
  * takes, judged on the event's subject alone, and how a filter written by a caller is
  * checked against the project and stored (tags by id). In-process, on a fresh SQLite file.
  */
