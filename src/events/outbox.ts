@@ -6,7 +6,7 @@ import { passesFilter, type EventSubject, type SubscriptionFilter } from "../web
 
 /**
  * The outbox's writes (docs/webhooks.md §2): events own them. A delivery is queued in the unit
- * that records its event (recordEvent) or asks for it again (the webhooks' redeliver), so
+ * that records its event (src/changes/record.ts, at the end of a unit) or asks for it again (the webhooks' redeliver), so
  * it commits with that change or not at all; the unit's commit then wakes the dispatcher.
  */
 

@@ -6,7 +6,7 @@ import type { EventType } from "./catalog.ts";
 
 /**
  * The `data` of each event (docs/webhooks.md §1.1, §1): the one definition of what a
- * payload holds. `recordEvent` takes data of these types, and the OpenAPI document's
+ * payload holds. `eventOf` (src/changes/record.ts) takes data of these types, and the OpenAPI document's
  * `webhooks` section and GET /events show them (docs/api.md §16).
  */
 const EventContact = z.union([ContactSchema, ErasedContact]);
