@@ -8,10 +8,13 @@ import { contactBatchRoutes } from "./contacts/batch-routes.ts";
 import { contactRoutes } from "./contacts/routes.ts";
 import { trashRoutes } from "./contacts/trash-routes.ts";
 import { changeRoutes } from "./changes/routes.ts";
+import { duplicateRoutes } from "./duplicates/routes.ts";
+import { mergeRoutes } from "./merges/routes.ts";
 import { isConnectionError } from "./storage/query.ts";
+import { mergedAnswer } from "./merges/redirect.ts";
 import { WriteQueueFull } from "./storage/unit-of-work.ts";
 import { docsPages } from "./docs/routes.ts";
-import { ApiError, errorResponse } from "./errors.ts";
+import { ApiError, CONTACT_NOT_FOUND, errorResponse } from "./errors.ts";
 import type { AppDeps, AppEnv } from "./http/env.ts";
 import { openApiDocument } from "./http/document.ts";
 import { commonErrors, json, reading, security } from "./http/openapi.ts";
@@ -72,6 +75,8 @@ export function createApi() {
   api.route("/", contactRoutes);
   api.route("/", trashRoutes);
   api.route("/", changeRoutes);
+  api.route("/", duplicateRoutes);
+  api.route("/", mergeRoutes);
   api.route("/", interactionRoutes);
   api.route("/", webhookRoutes);
   api.route("/", eventRoutes);
@@ -132,8 +137,14 @@ export function createApp(deps: AppDeps) {
   });
 
   // The one error handler: the envelope, or the page of a route that answers in HTML (a web form's).
-  app.onError((error, c) => {
-    const apiError = asApiError(error, c, deps);
+  app.onError(async (error, c) => {
+    let apiError = asApiError(error, c, deps);
+    // A merged-away contactId (docs/api.md §20.3): looked up only once the route found no contact.
+    if (apiError.code === "ERR_NOT_FOUND" && apiError.message === CONTACT_NOT_FOUND) {
+      const merged = await mergedAnswer(c, deps);
+      if (merged instanceof Response) return merged;
+      if (merged) apiError = merged;
+    }
     return c.get("renderError")?.(apiError) ?? errorResponse(c, apiError);
   });
   return app;

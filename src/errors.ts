@@ -9,7 +9,9 @@ export const errorStatus = {
   ERR_NOT_FOUND: 404,
   ERR_METHOD_NOT_ALLOWED: 405,
   ERR_CONFLICT: 409,
+  ERR_CONTACT_MERGED: 409,
   ERR_CURSOR_EXPIRED: 410,
+  ERR_UNDO_EXPIRED: 410,
   ERR_AMBIGUOUS_MATCH: 409,
   ERR_PRECONDITION_FAILED: 412,
   ERR_PAYLOAD_TOO_LARGE: 413,
@@ -51,8 +53,8 @@ export class ApiError extends Error {
     message: string,
     readonly fieldName?: string,
     readonly headers?: Record<string, string>,
-    /** Members the envelope carries beside the usual ones: `matches` (docs/api.md §18.2), `results` (§18.4). */
-    readonly details?: Pick<ErrorEnvelope, "matches" | "results">,
+    /** Members the envelope carries beside the usual ones: `matches` (docs/api.md §18.2), `results` (§18.4), `mergedInto` (§20.3). */
+    readonly details?: Pick<ErrorEnvelope, "matches" | "results" | "mergedInto">,
   ) {
     super(message);
     this.status = errorStatus[code];
@@ -62,6 +64,8 @@ export class ApiError extends Error {
 export const validationError = (fieldName: string, message: string) =>
   new ApiError("ERR_FORM_VALIDATION", message, fieldName);
 export const notFound = (what: string) => new ApiError("ERR_NOT_FOUND", `${what} not found.`);
+/** The message of every contact's 404: the one a merged-away contactId is answered in place of (docs/api.md §20.3). */
+export const CONTACT_NOT_FOUND = "Contact not found.";
 
 /** The error envelope of docs/api.md §4: its one definition, which the OpenAPI document shows as `Error`. */
 export const ErrorSchema = z
@@ -80,6 +84,10 @@ export const ErrorSchema = z
       .array(z.record(z.string(), z.unknown()))
       .optional()
       .openapi({ description: "ERR_BATCH_REJECTED only: every item's result, as a batch's answer gives them (docs/api.md §18.4)." }),
+    mergedInto: z
+      .string()
+      .optional()
+      .openapi({ description: "ERR_CONTACT_MERGED only: the contactId the contact was merged into (docs/api.md §20.3).", example: "CR-3" }),
   })
   .openapi("Error");
 

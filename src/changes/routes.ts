@@ -29,7 +29,8 @@ changeRoutes.openapi(
   async (c) => {
     const n = requireContactNumber(c.req.valid("param").contactId);
     const contact = await findContactIdentity(c.get("db"), c.get("caller").projectId, n, { trashed: true });
-    if (!contact) throw notFound("Contact");
+    // A merged-away contact's history is the survivor's (docs/api.md §20.3: 308 there).
+    if (!contact || contact.merged_into !== null) throw notFound("Contact");
     return c.json(await readHistory(c.get("db"), c.get("deps").cursors, contact.id, c.req.valid("query")), 200);
   },
 );

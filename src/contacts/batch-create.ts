@@ -1,3 +1,4 @@
+import { indexDuplicates, keysOfRow } from "../duplicates/maintain.ts";
 import { ApiError } from "../errors.ts";
 import { eventOf, recordChanges } from "../changes/record.ts";
 import { contactChanges, subjectOf } from "../changes/diff.ts";
@@ -110,10 +111,12 @@ async function writeNewContacts(db: Db, projectId: string, ready: Array<{ index:
   const { first, granted, quota, region } = await repo.allocateContactNumbers(db, projectId, ready.length);
   const written = ready.slice(0, granted);
   written.forEach((r, i) => (r.state.contactNumber = first + i));
+  const newRows = written.map((r) => toRow(r.state, projectId, region));
   const ids = await repo.insertContactRows(
     db,
-    written.map((r) => ({ ...toRow(r.state, projectId, region), created_at: now, updated_at: now })),
+    newRows.map((row) => ({ ...row, created_at: now, updated_at: now })),
   );
+  await indexDuplicates(db, projectId, newRows.map((row) => ({ contactId: ids.get(row.contact_number)!, before: [], after: keysOfRow(row) })), now);
   await repo.insertTagsAndTermsOfMany(
     db,
     projectId,

@@ -9,6 +9,8 @@ import { eventOf, recordChange } from "../changes/record.ts";
 import { redactChangesOf } from "../changes/repository.ts";
 import type { EventSubject } from "../webhooks/filter.ts";
 import { formatContactId } from "./service.ts";
+import { indexDuplicates, keysOfRow } from "../duplicates/maintain.ts";
+import { forgetMergesOf } from "../merges/repository.ts";
 
 /** What an erase removed (docs/import-export.md §3), as `crm contact erase --json` prints it. */
 export interface Erasure {
@@ -144,7 +146,11 @@ async function deleteContact(trx: Db, projectId: string, id: number, contactNumb
     searchTerms: count(await trx.deleteFrom("contact_search_terms").where("contact_id", "=", id).executeTakeFirst()),
     formSubmissions: count(await trx.deleteFrom("form_submissions").where("contact_id", "=", id).executeTakeFirst()),
   };
+  const keyed = await trx.selectFrom("contacts").select(["first_name", "last_name", "business_name", "email_key", "phone_key"]).where("id", "=", id).executeTakeFirstOrThrow();
   await trx.deleteFrom("contacts").where("id", "=", id).execute();
+  // A trashed or merged-away contact holds no keys any more (src/contacts/trash.ts).
+  await indexDuplicates(trx, projectId, [{ contactId: id, before: trashed ? [] : keysOfRow(keyed), after: [] }], now);
+  await forgetMergesOf(trx, id);
   // The counter (last_contact_number) is left as it is: it only grows, so no create takes the number.
   // A contact in the trash no longer counts (src/contacts/trash.ts).
   if (!trashed) await trx.updateTable("projects").set((eb) => ({ contact_count: eb("contact_count", "-", 1) })).where("id", "=", projectId).execute();

@@ -46,12 +46,17 @@ const contactByNumber = preparedQuery<[string, number], ContactView & { tags: Ta
   withTypeOfOne(db).where("contacts.project_id", "=", projectId).where("contacts.contact_number", "=", contactNumber).where("contacts.deleted_at", "is", null) as never,
 );
 
-/** A contact in the trash (docs/api.md §19.3), as findContactRow reads a live one (no tags: they wait in trashed_tags). */
-export async function findTrashedContactRow(db: Db, projectId: string, contactNumber: number) {
+/**
+ * A contact in the trash (docs/api.md §19.3), as findContactRow reads a live one (no tags:
+ * they wait in trashed_tags); with `mergedInto`, one merged away into that contact
+ * (docs/api.md §20.3), which the trash's own routes never see.
+ */
+export async function findTrashedContactRow(db: Db, projectId: string, contactNumber: number, mergedInto: number | null = null) {
   return (await withTypeOfOne(db)
     .where("contacts.project_id", "=", projectId)
     .where("contacts.contact_number", "=", contactNumber)
     .where("contacts.deleted_at", "is not", null)
+    .where("contacts.merged_into", mergedInto === null ? "is" : "=", mergedInto)
     .executeTakeFirst()) as (ContactView & { tags: TagsColumn }) | undefined;
 }
 
@@ -66,12 +71,20 @@ const contactIdentity = preparedQuery<
 >(2, (db, projectId, contactNumber) =>
   db
     .selectFrom("contacts")
-    .select(["id", "contact_number", "first_name", "last_name", "email", "deleted_at"])
+    .select(["id", "contact_number", "first_name", "last_name", "email", "deleted_at", "merged_into"])
     .where("project_id", "=", projectId)
     .where("contact_number", "=", contactNumber),
 );
 
-type ContactIdentity = { id: number; contact_number: number; first_name: string | null; last_name: string | null; email: string | null; deleted_at: string | null };
+type ContactIdentity = {
+  id: number;
+  contact_number: number;
+  first_name: string | null;
+  last_name: string | null;
+  email: string | null;
+  deleted_at: string | null;
+  merged_into: number | null;
+};
 
 /** A live contact's identity; with `trashed`, one in the trash too (erasure, history, a number's reservation). */
 export async function findContactIdentity(db: Db, projectId: string, contactNumber: number, options: { trashed?: boolean } = {}): Promise<ContactIdentity | undefined> {

@@ -11,6 +11,7 @@ import type { ContactView, TagsColumn } from "./repository.ts";
 import type { Contact, ContactInput } from "./schemas.ts";
 import { checkPrecondition, type Precondition } from "./preconditions.ts";
 import { blankState, changedFields, stateFromRow, type ContactState } from "./state.ts";
+import { indexDuplicates, keysOfRow } from "../duplicates/maintain.ts";
 import { claimUniqueValues, releaseUniqueValues, uniqueFieldsOf, uniqueValuesOf } from "./unique-values.ts";
 
 type Category = NonNullable<Contact["contactType"]>["category"];
@@ -58,8 +59,10 @@ export async function createContact(
   const counter = await repo.allocateContactNumber(db, projectId);
   if (counter.contact_quota !== null && counter.contact_count > counter.contact_quota) throw quotaExceeded(counter.contact_quota);
   state.contactNumber = counter.last_contact_number;
-  const id = await repo.insertContactRow(db, { ...toRow(state, projectId, counter.default_region), created_at: now, updated_at: now });
+  const row = toRow(state, projectId, counter.default_region);
+  const id = await repo.insertContactRow(db, { ...row, created_at: now, updated_at: now });
   const keys = { id, updatedAt: now, contactNumber: state.contactNumber };
+  await indexDuplicates(db, projectId, [{ contactId: id, before: [], after: keysOfRow(row) }], now);
   await repo.insertContactTags(db, keys, state.tagIds);
   await repo.insertSearchTerms(db, projectId, keys, termsOf(state));
   await claimUniqueValues(db, projectId, id, uniqueValues, uniqueFields);
@@ -98,7 +101,29 @@ export async function patchContact(db: Db, projectId: string, contactNumber: num
   const after = await applyContactInput(storedReference(db, projectId, now), before, input);
   const changed = changedFields(before, after);
   if (changed.length === 0) return { contact: contactOf(row), changed };
+  const { contact, changes } = await writeContactState(db, projectId, row, before, after, now, ifMatch);
+  const previousContactId = changed.includes("contactId") ? { previousContactId: formatContactId(before.contactNumber) } : {};
+  const data = { contact, changedFields: changed, previous: previousValues(contactOf(row), changed), ...previousContactId };
+  const event = eventOf("contact.updated", data, now, subjectOf(row.id, contact, changes));
+  await recordChange(db, { projectId, object: "contact", id: contact.contactId, contactId: row.id, action: "updated", changes, at: now, events: [event] });
+  return { contact, changed };
+}
 
+/**
+ * Writes a live contact's new state over `row` (read under its lock): the row, its unique
+ * values, duplicate keys, tags and search terms; the contact as GET reads it and its field
+ * changes. The caller records the change (a PATCH, a merge's survivor, an undo).
+ */
+export async function writeContactState(
+  db: Db,
+  projectId: string,
+  row: ContactView & { tags: TagsColumn },
+  before: ContactState,
+  after: ContactState,
+  now: string,
+  ifMatch?: Precondition,
+) {
+  const changed = changedFields(before, after);
   if (after.contactNumber !== before.contactNumber) {
     if (await repo.contactNumberTaken(db, projectId, after.contactNumber)) {
       throw new ApiError("ERR_CONFLICT", `contactId ${formatContactId(after.contactNumber)} is already in use.`, "contactId");
@@ -108,8 +133,9 @@ export async function patchContact(db: Db, projectId: string, contactNumber: num
   const uniqueFields = changed.includes("customFields") ? await uniqueFieldsOf(db, projectId) : [];
   const uniqueValues = uniqueValuesOf(uniqueFields, after.customFields);
   const region = await repo.projectRegion(db, projectId);
+  const newRow = toRow(after, projectId, region);
   const updated = await repo
-    .updateContactRow(db, row.id, { ...toRow(after, projectId, region), updated_at: now }, row.version)
+    .updateContactRow(db, row.id, { ...newRow, updated_at: now }, row.version)
     .catch((error) => {
       // The number was free when checked, and a concurrent create or PATCH (another node) took it since.
       if (isUniqueViolation(error)) throw new ApiError("ERR_CONFLICT", `contactId ${formatContactId(after.contactNumber)} is already in use.`, "contactId");
@@ -118,6 +144,7 @@ export async function patchContact(db: Db, projectId: string, contactNumber: num
   // Another transaction changed the contact after it was read (PostgreSQL, READ COMMITTED).
   if (!updated && ifMatch) checkPrecondition(ifMatch, row.version + 1);
   if (!updated) throw new ApiError("ERR_CONFLICT", "The contact changed while this request was applied; send it again.");
+  await indexDuplicates(db, projectId, [{ contactId: row.id, before: keysOfRow(row), after: keysOfRow(newRow) }], now);
   if (uniqueFields.length > 0) {
     await releaseUniqueValues(db, row.id);
     await claimUniqueValues(db, projectId, row.id, uniqueValues, uniqueFields);
@@ -130,13 +157,7 @@ export async function patchContact(db: Db, projectId: string, contactNumber: num
   if (termsRewritten) await repo.replaceSearchTerms(db, projectId, keys, termsOf(after));
   await repo.syncOrderKeys(db, keys, { tags: !tagsRewritten, terms: !termsRewritten });
   const contact = await loadContact(db, projectId, after.contactNumber);
-  const shownBefore = contactOf(row);
-  const changes = contactChanges(shownBefore, contact);
-  const previousContactId = changed.includes("contactId") ? { previousContactId: formatContactId(before.contactNumber) } : {};
-  const data = { contact, changedFields: changed, previous: previousValues(shownBefore, changed), ...previousContactId };
-  const event = eventOf("contact.updated", data, now, subjectOf(row.id, contact, changes));
-  await recordChange(db, { projectId, object: "contact", id: contact.contactId, contactId: row.id, action: "updated", changes, at: now, events: [event] });
-  return { contact, changed };
+  return { contact, changed, changes: contactChanges(contactOf(row), contact) };
 }
 
 /** GET one contact with duplicateSignal (docs/api.md §11.1): one statement. */

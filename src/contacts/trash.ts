@@ -5,9 +5,11 @@ import { ApiError, notFound } from "../errors.ts";
 import { eventOf, recordChange } from "../changes/record.ts";
 import { subjectOf } from "../changes/diff.ts";
 import * as repo from "./repository.ts";
+import type { ContactView, TagsColumn } from "./repository.ts";
 import { checkPrecondition, type Precondition } from "./preconditions.ts";
 import { contactLock, contactOf, formatContactId, loadContact, quotaExceeded, termsOf, toRow } from "./service.ts";
 import { stateFromRow } from "./state.ts";
+import { indexDuplicates, keysOfRow } from "../duplicates/maintain.ts";
 import { claimUniqueValues, releaseUniqueValues, uniqueFieldsOf, uniqueValuesOf } from "./unique-values.ts";
 
 /** How long a deleted contact waits in the trash before it is erased (docs/api.md §19.3). */
@@ -29,17 +31,29 @@ export async function trashContact(db: Db, projectId: string, contactNumber: num
   const row = await repo.findContactRow(db, projectId, contactNumber);
   if (!row) throw notFound("Contact");
   checkPrecondition(ifMatch, row.version);
+  const contact = await retireContact(db, projectId, row, now, null);
+  const event = eventOf("contact.deleted", { contactId: contact.contactId, reason: "deleted" }, now, subjectOf(row.id, contact));
+  await recordChange(db, { projectId, object: "contact", id: contact.contactId, contactId: row.id, action: "deleted", at: now, events: [event] });
+}
+
+/**
+ * Takes a live contact out of everything that finds contacts (the trash, a merge's others):
+ * its tag links wait in `trashed_tags`; its search terms, match and duplicate keys and
+ * unique values go. `mergedInto`: the survivor it was merged into (docs/api.md §20.3).
+ * The caller took it out of the quota's count and records the change.
+ */
+export async function retireContact(db: Db, projectId: string, row: ContactView & { tags: TagsColumn }, now: string, mergedInto: number | null) {
   const contact = contactOf(row);
   await db
     .updateTable("contacts")
-    .set({ deleted_at: now, trashed_tags: JSON.stringify(contact.tags.map((t) => t.id)), email_key: null, phone_key: null })
+    .set({ deleted_at: now, trashed_tags: JSON.stringify(contact.tags.map((t) => t.id)), email_key: null, phone_key: null, merged_into: mergedInto })
     .where("id", "=", row.id)
     .execute();
   await db.deleteFrom("contact_tags").where("contact_id", "=", row.id).execute();
   await db.deleteFrom("contact_search_terms").where("contact_id", "=", row.id).execute();
   await releaseUniqueValues(db, row.id);
-  const event = eventOf("contact.deleted", { contactId: contact.contactId, reason: "deleted" }, now, subjectOf(row.id, contact));
-  await recordChange(db, { projectId, object: "contact", id: contact.contactId, contactId: row.id, action: "deleted", at: now, events: [event] });
+  await indexDuplicates(db, projectId, [{ contactId: row.id, before: keysOfRow(row), after: [] }], now);
+  return contact;
 }
 
 /**
@@ -65,12 +79,26 @@ export async function restoreContact(db: Db, projectId: string, contactNumber: n
     throw notFound("Contact");
   }
   if (counted.contact_quota !== null && counted.contact_count > counted.contact_quota) throw quotaExceeded(counted.contact_quota);
+  const contact = await reinstateContact(db, projectId, row, counted.default_region, now);
+  const event = eventOf("contact.restored", { contact }, now, subjectOf(row.id, contact));
+  await recordChange(db, { projectId, object: "contact", id: contact.contactId, contactId: row.id, action: "restored", at: now, events: [event] });
+  return contact;
+}
+
+/**
+ * Brings a trashed or merged-away contact back (restore, a merge's undo): live again with its
+ * tags that still exist, search terms, match and duplicate keys and unique values (409 when
+ * another contact holds one now), as a new version. The caller counted it toward the quota
+ * and records the change.
+ */
+export async function reinstateContact(db: Db, projectId: string, row: ContactView & { tags: TagsColumn }, region: string, now: string) {
+  const contactNumber = row.contact_number;
   const tagIds = await existingTags(db, projectId, jsonColumn<string[]>(row.trashed_tags ?? "[]"));
   const state = stateFromRow(row, tagIds);
-  const keys = toRow(state, projectId, counted.default_region);
+  const keys = toRow(state, projectId, region);
   await db
     .updateTable("contacts")
-    .set({ deleted_at: null, trashed_tags: null, email_key: keys.email_key, phone_key: keys.phone_key, version: row.version + 1, updated_at: now })
+    .set({ deleted_at: null, trashed_tags: null, merged_into: null, email_key: keys.email_key, phone_key: keys.phone_key, version: row.version + 1, updated_at: now })
     .where("id", "=", row.id)
     .execute();
   const uniqueFields = Object.keys(state.customFields).length > 0 ? await uniqueFieldsOf(db, projectId) : [];
@@ -78,10 +106,8 @@ export async function restoreContact(db: Db, projectId: string, contactNumber: n
   const order = { id: row.id, updatedAt: now, contactNumber };
   await repo.insertContactTags(db, order, tagIds);
   await repo.insertSearchTerms(db, projectId, order, termsOf(state));
-  const contact = await loadContact(db, projectId, contactNumber);
-  const event = eventOf("contact.restored", { contact }, now, subjectOf(row.id, contact));
-  await recordChange(db, { projectId, object: "contact", id: contact.contactId, contactId: row.id, action: "restored", at: now, events: [event] });
-  return contact;
+  await indexDuplicates(db, projectId, [{ contactId: row.id, before: [], after: keysOfRow(keys) }], now);
+  return loadContact(db, projectId, contactNumber);
 }
 
 /** The tags of `ids` the project still has (a tag removed while the contact was in the trash is not linked again). */

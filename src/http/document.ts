@@ -55,7 +55,7 @@ export function openApiDocument(api: OpenAPIHono<AppEnv>): string {
   documentScopes(api, document);
   document.components.headers = headerComponents;
   document.components.parameters = { ...document.components.parameters, IdempotencyKey: IdempotencyKeyParameter, IfMatch: IfMatchParameter };
-  for (const [method, operation] of operations(document)) completeOperation(method, operation);
+  for (const [method, operation, path] of operations(document)) completeOperation(method, operation, path);
   exclusiveShapes(document, "CreateInteraction", { CreateTypedInteraction: "interactionTypeId", CreateNoteInteraction: "type" });
   completeExamples(document);
   // `additionalProperties: {}` (zod's record of unknown) means "any value", as `true` does;
@@ -65,9 +65,9 @@ export function openApiDocument(api: OpenAPIHono<AppEnv>): string {
   );
 }
 
-function* operations(document: Json): Generator<[string, Json]> {
-  for (const item of Object.values(document.paths ?? {}) as Json[]) {
-    for (const method of ["get", "post", "put", "patch", "delete"]) if (item[method]) yield [method, item[method]];
+function* operations(document: Json): Generator<[string, Json, string]> {
+  for (const [path, item] of Object.entries(document.paths ?? {}) as [string, Json][]) {
+    for (const method of ["get", "post", "put", "patch", "delete"]) if (item[method]) yield [method, item[method], path];
   }
 }
 
@@ -80,7 +80,7 @@ const errorResponse = (description: string) => ({
 });
 
 /** What every operation of the service shares, added in one place (docs/api.md §16). */
-function completeOperation(method: string, operation: Json) {
+function completeOperation(method: string, operation: Json, path: string) {
   if (!operation.operationId) throw new Error(`${method.toUpperCase()} operation without operationId`);
   const authenticated = (operation.security ?? []).length > 0;
   // Every POST and PUT takes an Idempotency-Key (docs/api.md §8, §18.2); a form submission's belong to its form.
@@ -95,6 +95,11 @@ function completeOperation(method: string, operation: Json) {
   // The writes that honour If-Match on a contact (docs/api.md §18.1).
   if (operation.operationId === "updateContact" || operation.operationId === "upsertContact") {
     operation.parameters = [...(operation.parameters ?? []), { $ref: "#/components/parameters/IfMatch" }];
+  }
+  // A merged-away contactId (docs/api.md §20.3): GET leads to the survivor, a write is refused.
+  if (path.startsWith("/contacts/{contactId}")) {
+    if (method === "get") responses[308] ??= { description: "The contact was merged into another: Location is the same path of the survivor.", headers: { Location: ref("Location") } };
+    else responses[409] ??= errorResponse("The contact was merged into another (ERR_CONTACT_MERGED, with mergedInto).");
   }
   if (idempotent) {
     operation.parameters = [...(operation.parameters ?? []), { $ref: "#/components/parameters/IdempotencyKey" }];

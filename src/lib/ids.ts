@@ -13,7 +13,7 @@ export function randomBase62(length: number): string {
 }
 
 /** Public ids: `<prefix>_` + 22 base62 characters (≈131 bits), e.g. `il_…`, `evt_…`. */
-export function newId(prefix: "prj" | "key" | "ct" | "it" | "cf" | "tag" | "il" | "evt" | "wh" | "frm" | "sub" | "dlv" | "att" | "node" | "adm" | "imp"): string {
+export function newId(prefix: "prj" | "key" | "ct" | "it" | "cf" | "tag" | "il" | "evt" | "wh" | "frm" | "sub" | "dlv" | "att" | "node" | "adm" | "imp" | "mrg"): string {
   return `${prefix}_${randomBase62(22)}`;
 }
 

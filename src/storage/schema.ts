@@ -74,6 +74,23 @@ export interface Database {
     deleted_at: Generated<string | null>;
     /** A trashed contact's tag ids (JSON array), linked again on restore. */
     trashed_tags: Generated<string | null>;
+    /** Merged away into this contact (docs/api.md §20.3): its row stays, in the trash, as a redirect. */
+    merged_into: Generated<number | null>;
+  };
+  /** A live contact's name keys (docs/api.md §20.1); email and phone keys are the contacts' columns. */
+  contact_name_keys: { project_id: string; key: string; contact_id: number };
+  /** Keys two or more live contacts have shared, newest write first (docs/api.md §20.1). */
+  duplicate_groups: { project_id: string; key: string; last_at: string };
+  /** Merges, with what their undo needs for 30 days (docs/api.md §20.4). */
+  merges: {
+    id: string;
+    project_id: string;
+    survivor_id: number;
+    merged_ids: string;
+    snapshot: string | null;
+    at: string;
+    undo_until: string;
+    undone_at: string | null;
   };
   /** The change log (docs/api.md §19.1). */
   changes: {

@@ -120,7 +120,7 @@ export function makeApi(baseUrl: string, keyFor: () => Promise<string | null>): 
       headers["Content-Type"] = "application/json";
     }
     Object.assign(headers, opts.headers ?? {});
-    const res = await fetch(url, { method, headers, body: body as BodyInit | undefined });
+    const res = await fetch(url, { method, headers, body: body as BodyInit | undefined, redirect: "manual" });
     const text = await res.text();
     let json: any = undefined;
     try {

@@ -7,6 +7,7 @@ import pg0003 from "../../../db/postgres/0003_erasure_and_import_uploads.sql" wi
 import pg0004 from "../../../db/postgres/0004_admin_sign_in_attempts.sql" with { type: "text" };
 import pg0005 from "../../../db/postgres/0005_sync_in.sql" with { type: "text" };
 import pg0006 from "../../../db/postgres/0006_change_log.sql" with { type: "text" };
+import pg0007 from "../../../db/postgres/0007_duplicates_and_merges.sql" with { type: "text" };
 import type { Migration } from "../migrations.ts";
 
 /**
@@ -21,4 +22,5 @@ export const postgresMigrations: readonly Migration[] = [
   { name: "0004_admin_sign_in_attempts", sql: pg0004 },
   { name: "0005_sync_in", sql: pg0005 },
   { name: "0006_change_log", sql: pg0006 },
+  { name: "0007_duplicates_and_merges", sql: pg0007 },
 ];
