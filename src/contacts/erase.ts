@@ -32,7 +32,19 @@ export interface EraseOptions {
 }
 
 /** The tables an erase deletes from or rewrites; their freed space is reclaimed once it commits (docs/security.md §7). */
-const ERASED_TABLES = ["contacts", "interaction_logs", "contact_tags", "contact_search_terms", "form_submissions", "projects", "events", "delivery_attempts", "idempotency_records"] as const;
+const ERASED_TABLES = [
+  "contacts",
+  "interaction_logs",
+  "contact_tags",
+  "contact_search_terms",
+  "contact_name_keys",
+  "merges",
+  "form_submissions",
+  "projects",
+  "events",
+  "delivery_attempts",
+  "idempotency_records",
+] as const;
 
 /** Events written while the first scan ran are found again from this long before it (clocks of several nodes, docs/scaling.md §6). */
 const CATCH_UP_MS = 60_000;
@@ -147,10 +159,11 @@ async function deleteContact(trx: Db, projectId: string, id: number, contactNumb
     formSubmissions: count(await trx.deleteFrom("form_submissions").where("contact_id", "=", id).executeTakeFirst()),
   };
   const keyed = await trx.selectFrom("contacts").select(["first_name", "last_name", "business_name", "email_key", "phone_key"]).where("id", "=", id).executeTakeFirstOrThrow();
+  // Merges it took part in can no longer be undone (docs/api.md §20.4).
+  await forgetMergesOf(trx, id);
   await trx.deleteFrom("contacts").where("id", "=", id).execute();
   // A trashed or merged-away contact holds no keys any more (src/contacts/trash.ts).
   await indexDuplicates(trx, projectId, [{ contactId: id, before: trashed ? [] : keysOfRow(keyed), after: [] }], now);
-  await forgetMergesOf(trx, id);
   // The counter (last_contact_number) is left as it is: it only grows, so no create takes the number.
   // A contact in the trash no longer counts (src/contacts/trash.ts).
   if (!trashed) await trx.updateTable("projects").set((eb) => ({ contact_count: eb("contact_count", "-", 1) })).where("id", "=", projectId).execute();

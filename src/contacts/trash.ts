@@ -125,6 +125,8 @@ export async function expiredTrash(db: Db, now: number, limit: number): Promise<
     .select(["project_id", "contact_number"])
     .where("deleted_at", "is not", null)
     .where("deleted_at", "<", cutoff)
+    // A merged-away contact stays as its survivor's redirect (docs/api.md §20.3).
+    .where("merged_into", "is", null)
     .orderBy("deleted_at")
     .limit(limit)
     .execute();

@@ -6,12 +6,13 @@ import type { UnitOfWork } from "../storage/unit-of-work.ts";
 import { memoryKeeper } from "./memory.ts";
 import type { StatisticsWatch } from "./statistics.ts";
 import { applyRetention } from "./retention.ts";
+import { backfillDuplicateKeys } from "../duplicates/backfill.ts";
 import { runtime } from "../runtime/index.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/log.ts";
 import type { Kysely } from "kysely";
 
-export type JobName = "flush-last-used" | "limiter-sweep" | "retention" | "statistics" | "statistics-watch" | "memory";
+export type JobName = "flush-last-used" | "limiter-sweep" | "retention" | "statistics" | "statistics-watch" | "memory" | "duplicates-backfill";
 
 /**
  * Periodic housekeeping (croner): last-used times, limiter memory, retention of events,
@@ -36,6 +37,10 @@ export function startJobs(deps: { db: Kysely<Database>; writes: UnitOfWork; keys
     statistics: () => deps.refreshStatistics(),
     "statistics-watch": () => deps.statistics.check(),
     memory: memoryKeeper(runtime.collectGarbage),
+    // Keys of contacts from before the upgrade to duplicates (docs/api.md §20.1): a chunk at a time until none is left.
+    "duplicates-backfill": async () => {
+      while (await backfillDuplicateKeys(deps.writes, () => new Date(deps.clock.now()).toISOString()));
+    },
   };
   const guard = (name: JobName) => async () => {
     try {
@@ -51,6 +56,7 @@ export function startJobs(deps: { db: Kysely<Database>; writes: UnitOfWork; keys
     new Cron("0 5,15,25,35,45,55 * * * *", { protect: true }, guard("statistics")),
     new Cron("*/5 * * * * *", { protect: true }, guard("statistics-watch")),
     new Cron("* * * * * *", { protect: true }, guard("memory")),
+    new Cron("*/10 * * * * *", { protect: true }, guard("duplicates-backfill")),
   ];
   return {
     /** Runs one job now; its failure is the caller's to see (no log line, no swallowing). */

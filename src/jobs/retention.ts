@@ -8,6 +8,7 @@ import { sweepSignInAttempts } from "../admin/lockout.ts";
 import { deleteExpiredUploads } from "../admin/import-uploads.ts";
 import { pruneChanges } from "../changes/repository.ts";
 import { expiredTrash } from "../contacts/trash.ts";
+import { expireMerges } from "../merges/repository.ts";
 
 export interface RetentionOptions {
   /** CRM_CHANGES_RETENTION_DAYS (default 90). */
@@ -28,6 +29,9 @@ export async function applyRetention(writes: UnitOfWork | Kysely<Database>, now:
   // Change records past their retention, a few thousand at a time (docs/api.md §19.2).
   const changesCutoff = new Date(now - (options.changesRetentionDays ?? 90) * 86_400_000).toISOString();
   while ((await units.run(null, (trx) => pruneChanges(trx, changesCutoff))) > 0);
+  // Merges past their 30 days of undo drop what the undo needed (docs/api.md §20.4).
+  const nowIso = new Date(now).toISOString();
+  while ((await units.run(null, (trx) => expireMerges(trx, nowIso, 200))) > 0);
   // Contacts 30 days in the trash are erased, each in its own unit (docs/api.md §19.3).
   if (options.eraseFromTrash && options.db) {
     for (;;) {

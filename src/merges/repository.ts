@@ -59,12 +59,31 @@ export async function forgetMergesOf(db: Db, contactId: number) {
   const merges = await db.selectFrom("merges").select(["id", "survivor_id", "merged_ids"]).where("survivor_id", "in", survivors).where("snapshot", "is not", null).execute();
   const touched = merges.filter((m) => Number(m.survivor_id) === contactId || jsonColumn<number[]>(m.merged_ids).includes(contactId)).map((m) => m.id);
   if (touched.length > 0) await db.updateTable("merges").set({ snapshot: null }).where("id", "in", touched).execute();
+  // The contacts merged into an erased survivor were the same person: their rows keep only the redirect.
+  await scrubMergedInto(db, contactId);
 }
 
-/** Snapshots past their undo window, dropped by the retention job. */
-export async function dropExpiredSnapshots(db: Db, now: string): Promise<number> {
-  const result = await db.updateTable("merges").set({ snapshot: null }).where("snapshot", "is not", null).where("undo_until", "<", now).executeTakeFirst();
-  return Number(result.numUpdatedRows ?? 0);
+const SCRUBBED = { first_name: null, last_name: null, email: null, phone: null, business_name: null, website: null, address: "{}", notes: null, custom_fields: "{}", trashed_tags: null };
+
+async function scrubMergedInto(db: Db, survivorId: number, ids?: number[]) {
+  let query = db.updateTable("contacts").set(SCRUBBED).where("merged_into", "=", survivorId);
+  if (ids) query = query.where("id", "in", ids);
+  await query.execute();
+}
+
+/**
+ * Merges past their undo window (docs/api.md §20.4), `limit` at a time, by the retention job:
+ * the snapshot goes, and the merged-away rows keep only what their redirect needs (number,
+ * survivor); their personal data is no longer kept for an undo. The number handled.
+ */
+export async function expireMerges(db: Db, now: string, limit: number): Promise<number> {
+  const due = await db.selectFrom("merges").select(["id", "survivor_id", "merged_ids"]).where("snapshot", "is not", null).where("undo_until", "<", now).limit(limit).execute();
+  for (const merge of due) {
+    await db.updateTable("merges").set({ snapshot: null }).where("id", "=", merge.id).execute();
+    const ids = jsonColumn<number[]>(merge.merged_ids);
+    if (ids.length > 0) await scrubMergedInto(db, Number(merge.survivor_id), ids);
+  }
+  return due.length;
 }
 
 /**

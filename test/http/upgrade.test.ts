@@ -118,6 +118,18 @@ describe.skipIf(sqliteOnly).each([
     expect(names(await srv.api("GET", "/contacts", { query: { tag: "vip" } }))).toEqual(["CR-1", "CR-2"]);
   });
 
+  test("old contacts find their duplicates: by email at once, by name once the backfill job keyed them (docs/api.md §20.1)", async () => {
+    const srv = await ownServer();
+    const byEmail = await srv.api("POST", "/contacts", { body: { firstName: "Someone", email: "ADA@example.com" } });
+    const byName = await srv.api("POST", "/contacts", { body: { firstName: "ada mary", lastName: "LOVELACE", email: "countess@example.com" } });
+    expect([byEmail.status, byName.status]).toEqual([201, 201]);
+    const groups = async () => (await srv.api("GET", "/duplicates")).json.data as Array<{ reasons: string[]; contactIds: string[] }>;
+    expect((await groups()).find((g) => g.reasons.includes("email"))?.contactIds.sort()).toEqual(["CR-1", byEmail.json.contactId].sort());
+    // The job runs every 10 s; it keys CR-1's name, which CR-… created now shares (same domain).
+    await until(async () => (await groups()).some((g) => g.reasons.includes("name")), { timeoutMs: 25_000 });
+    expect((await groups()).find((g) => g.reasons.includes("name"))?.contactIds.sort()).toEqual(["CR-1", byName.json.contactId].sort());
+  }, 40_000);
+
   test("the delivery left unsent (in flight where the schema allowed it) is sent, signed with its stored secret; its old attempts are still listed", async () => {
     const ofStuck = (r: { headers: Record<string, string> }) => r.headers["x-service-delivery"] === SAMPLE.stuckDelivery;
     const sent = (await receiver.waitUntil((reqs) => reqs.some(ofStuck), 10_000)).find(ofStuck)!;
