@@ -21,6 +21,9 @@
  *   interaction beside its floor, and each statement in the request beside the same statement
  *   bare; with the server's CPU per request under wrk (utime+stime from /proc around the
  *   measured seconds, a column of the load table), what the socket and HTTP add.
+ * - duplicates, merge and undo (bench/duplicates.ts, run as a child last, on data of its own
+ *   with ~5 % duplicates: the same number of contacts on SQLite, up to 200,000 on
+ *   PostgreSQL); its section goes into bench/RESULTS.md after the PostgreSQL one.
  *
  * Right after seeding, tenants.json in the temp dir keeps the project ids, keys, counts and
  * the seed figures. BENCH_DATA=<dir> (a temp dir kept by BENCH_KEEP=1: crm.db, secret.key,
@@ -35,7 +38,9 @@
  * single-connection read latencies (prints them, leaves bench/RESULTS.md alone),
  * BENCH_KEEP=1 keeps the temp dir, BENCH_DATA=<dir> reuses the database of a kept one (above),
  * BENCH_NO_WRK=1 forces bench/loadgen.ts, BENCH_COSTS=0 leaves bench/costs.ts out, BENCH_POSTGRES=0 leaves
- * the PostgreSQL section out (its own variables, BENCH_PG_*, are in bench/postgres.ts).
+ * the PostgreSQL section out (its own variables, BENCH_PG_*, are in bench/postgres.ts; it also
+ * leaves PostgreSQL out of bench/duplicates.ts), BENCH_DUPLICATES=0 leaves bench/duplicates.ts out
+ * (its own variables, BENCH_DUP_*, are in its header).
  * `bun bench/run.ts 100000` is BENCH_CONTACTS=100000 (a quick run).
  */
 import type { Subprocess } from "bun";
@@ -65,8 +70,11 @@ const COSTS = process.env.BENCH_COSTS !== "0";
 const READS_ONLY = !!process.env.BENCH_READS_ONLY;
 const POSTGRES = process.env.BENCH_POSTGRES !== "0";
 const POSTGRES_LIMIT_MS = POSTGRES ? PG_LIMIT_MS : 0;
+const DUPLICATES = process.env.BENCH_DUPLICATES !== "0";
+// bench/duplicates.ts: its loads at a pessimistic 400 contacts/s (SQLite) and 200/s (PostgreSQL, at most 200,000), plus 20 min.
+const DUPLICATES_LIMIT_MS = DUPLICATES ? (20 * 60 + (CONTACTS * 1.11) / 400 + (POSTGRES ? (Math.min(CONTACTS, 200_000) * 1.11) / 200 : 0)) * 1000 : 0;
 // 30 min for the scenarios, plus building the data through the API at a pessimistic 400 contacts/s.
-const HARD_LIMIT_MS = 30 * 60_000 + Math.ceil((CONTACTS * 1.11) / 400) * 1000 + POSTGRES_LIMIT_MS;
+const HARD_LIMIT_MS = 30 * 60_000 + Math.ceil((CONTACTS * 1.11) / 400) * 1000 + POSTGRES_LIMIT_MS + DUPLICATES_LIMIT_MS;
 
 const WRK = process.env.BENCH_NO_WRK ? null : Bun.which("wrk");
 const children = new Children();
@@ -264,13 +272,52 @@ async function main() {
     });
   }
 
+  // Last of all, on data of its own: GET /duplicates, merge and undo (its own servers and cluster).
+  let dupSection = "";
+  if (DUPLICATES) {
+    log(`duplicates, merge and undo (bun bench/duplicates.ts ${CONTACTS})…`);
+    dupSection = await duplicatesSection(CONTACTS, DUPLICATES_LIMIT_MS).catch((error) => {
+      console.warn(`[bench] WARNING: bench/duplicates.ts failed; its section is left out: ${error}`);
+      return `## Duplicates and merge (bench/duplicates.ts)\n\nThe run failed: ${String(error).split("\n")[0]}`;
+    });
+  }
+
   writeResults({
     CONNECTIONS, CONTACTS: contacts, SECONDS, WARMUP, SEED_CONNECTIONS, DATA, started, nproc: cpus().length, cpuModel: cpus()[0]?.model ?? "unknown CPU",
     bunVersion: Bun.version, loader: loaderName, startLoad, made, seeded, measured, dataNote: data.dataNote, statisticsNote, raw, rawFull, bareR,
     getOne, reads, postContacts, postInteractions, single, singleWarm, rows, rssRows, idleRssKb, webhooks, readySeeded, readyEmpty, build,
-    schemaCheck, profile, probes, costs, pgSection, before, ratio,
+    schemaCheck, profile, probes, costs, pgSection: [pgSection, dupSection].filter(Boolean).join("\n\n"), before, ratio,
   }, join(ROOT, "bench", "RESULTS.md"));
   log("wrote bench/RESULTS.md");
+}
+
+/**
+ * bench/duplicates.ts N --print as a child (BENCH_POSTGRES passed on in the environment): the
+ * Markdown section between its BENCH_DUP_SECTION lines, its progress lines passed through.
+ */
+async function duplicatesSection(contacts: number, timeoutMs: number): Promise<string> {
+  const proc = Bun.spawn([BUN, "bench/duplicates.ts", String(contacts), "--print"], { cwd: ROOT, stdout: "pipe", stderr: "inherit" });
+  children.add(proc);
+  const timer = setTimeout(() => proc.kill("SIGTERM"), timeoutMs);
+  const kept: string[] = [];
+  let partial = "";
+  const take = (line: string) => (line.startsWith("[bench:duplicates]") ? console.log(line) : kept.push(line));
+  const decoder = new TextDecoder();
+  const reader = proc.stdout.getReader();
+  for (let r = await reader.read(); !r.done; r = await reader.read()) {
+    const lines = (partial + decoder.decode(r.value, { stream: true })).split("\n");
+    partial = lines.pop()!;
+    lines.forEach(take);
+  }
+  take(partial);
+  const code = await proc.exited;
+  clearTimeout(timer);
+  children.delete(proc);
+  const body = kept.join("\n");
+  const begin = body.indexOf("BENCH_DUP_SECTION_BEGIN\n");
+  const end = body.indexOf("\nBENCH_DUP_SECTION_END");
+  if (code !== 0 || begin < 0 || end < 0) throw new Error(`bench/duplicates.ts exited with ${code}`);
+  return body.slice(begin + "BENCH_DUP_SECTION_BEGIN\n".length, end);
 }
 
 try {
