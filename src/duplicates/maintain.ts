@@ -1,5 +1,5 @@
 import type { Db } from "../storage/schema.ts";
-import { lockUntilCommit } from "../storage/query.ts";
+import { locksUntilCommit } from "../storage/query.ts";
 import { duplicateKeysOf, keyedFieldsOfRow } from "./keys.ts";
 import * as repo from "./repository.ts";
 
@@ -43,7 +43,7 @@ export async function indexDuplicates(db: Db, projectId: string, changes: KeyCha
     if (goneNames.length > 0) await repo.deleteNameKeys(db, change.contactId, goneNames);
     for (const key of come) if (key.startsWith("name:")) newNameKeys.push({ projectId, key, contactId: change.contactId });
   }
-  for (const key of [...new Set([...added, ...removed])].sort()) await lockUntilCommit(db, keyLock(projectId, key));
+  await locksUntilCommit(db, [...new Set([...added, ...removed])].sort().map((key) => keyLock(projectId, key)));
   await repo.insertNameKeys(db, newNameKeys);
   if (added.size > 0) await repo.touchGroups(db, projectId, await repo.sharedKeys(db, projectId, [...added]), now);
   const keptOnly = [...kept].filter((k) => !added.has(k));

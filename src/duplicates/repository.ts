@@ -1,7 +1,7 @@
 import { sql } from "kysely";
 import type { Db } from "../storage/schema.ts";
-import { preparedInsert } from "../storage/prepared.ts";
-import { keyValue, reasonOf } from "./keys.ts";
+import { preparedInsert, preparedQuery } from "../storage/prepared.ts";
+import { keyValue, reasonOf, type DuplicateReason } from "./keys.ts";
 
 /** Most contactIds a group lists (docs/api.md §20.1): the most recently updated first. */
 export const MAX_GROUP_MEMBERS = 50;
@@ -19,8 +19,55 @@ export async function deleteNameKeys(db: Db, contactId: number, keys?: string[])
   await query.execute();
 }
 
-/** Of `keys`, those two or more live contacts hold now (grouped per kind: one statement each). */
+/** Up to this many keys go in one statement compiled once per shape (src/storage/prepared.ts); more (a batch's) in grouped statements. */
+const FEW = 8;
+
+type Probe = (db: Db, ...args: string[]) => Promise<Array<{ i: number; n: number }>>;
+const probes = new Map<string, Probe>();
+
+/** One statement: for each key, how many live contacts hold it (counted up to 2). */
+function probeFor(reasons: DuplicateReason[]): Probe {
+  const shape = reasons.join(",");
+  let probe = probes.get(shape);
+  if (!probe) {
+    probe = preparedQuery<string[], { i: number; n: number }>(reasons.length + 1, (db, projectId, ...values) => {
+      const holders = (reason: DuplicateReason, value: never) =>
+        reason === "name"
+          ? db.selectFrom("contact_name_keys").select("contact_id as id").where("project_id", "=", projectId).where("key", "=", value).limit(2)
+          : db.selectFrom("contacts").select("id").where("project_id", "=", projectId).where(reason === "email" ? "email_key" : "phone_key", "=", value).limit(2);
+      const counted = reasons.map((reason, i) =>
+        db.selectFrom(holders(reason, values[i]!).as("h")).select((eb) => [sql.lit(i).as("i"), eb.fn.countAll<number>().as("n")]),
+      );
+      return counted.slice(1).reduce((all, next) => all.unionAll(next as never), counted[0]!) as never;
+    }) as Probe;
+    probes.set(shape, probe);
+  }
+  return probe;
+}
+
+const touches = new Map<number, (db: Db, ...args: string[]) => Promise<never[]>>();
+function touchFor(count: number) {
+  let touch = touches.get(count);
+  if (!touch) {
+    touch = preparedQuery<string[], never>(count + 2, (db, at, projectId, ...keys) =>
+      db.updateTable("duplicate_groups").set({ last_at: at }).where("project_id", "=", projectId).where("key", "in", keys),
+    );
+    touches.set(count, touch);
+  }
+  return touch;
+}
+
+/** Of `keys`, those two or more live contacts hold now. */
 export async function sharedKeys(db: Db, projectId: string, keys: string[]): Promise<string[]> {
+  if (keys.length === 0) return [];
+  if (keys.length <= FEW) {
+    const rows = await probeFor(keys.map(reasonOf))(db, projectId, ...keys.map(keyValue));
+    return rows.filter((r) => Number(r.n) >= 2).map((r) => keys[Number(r.i)]!);
+  }
+  return sharedKeysGrouped(db, projectId, keys);
+}
+
+async function sharedKeysGrouped(db: Db, projectId: string, keys: string[]): Promise<string[]> {
   const byKind = { email: [] as string[], phone: [] as string[], name: [] as string[] };
   for (const key of keys) byKind[reasonOf(key)].push(keyValue(key));
   const shared: string[] = [];
@@ -65,6 +112,10 @@ export async function touchGroups(db: Db, projectId: string, keys: string[], at:
 /** Moves the groups of `keys` that exist to the top (a member was written; membership unchanged). */
 export async function touchExistingGroups(db: Db, projectId: string, keys: string[], at: string) {
   if (keys.length === 0) return;
+  if (keys.length <= FEW) {
+    await touchFor(keys.length)(db, at, projectId, ...keys);
+    return;
+  }
   await db.updateTable("duplicate_groups").set({ last_at: at }).where("project_id", "=", projectId).where("key", "in", keys).execute();
 }
 
@@ -87,8 +138,22 @@ export async function groupRows(db: Db, projectId: string, after: { lastAt: stri
   return query.orderBy("last_at", "desc").orderBy("key", "desc").limit(limit).execute();
 }
 
-/** The live contacts holding `key`, most recently updated first (at most MAX_GROUP_MEMBERS + 1). */
+export interface Member {
+  contact_number: number;
+  first_name: string | null;
+  last_name: string | null;
+  business_name: string | null;
+  email_key: string | null;
+  phone_key: string | null;
+}
+
+/** The numbers of the live contacts holding `key`, most recently updated first (at most MAX_GROUP_MEMBERS + 1). */
 export async function membersOf(db: Db, projectId: string, key: string): Promise<number[]> {
+  return (await membersWithKeys(db, projectId, key)).map((m) => m.contact_number);
+}
+
+/** The live contacts holding `key` with their keyed fields, most recently updated first (at most MAX_GROUP_MEMBERS + 1). */
+export async function membersWithKeys(db: Db, projectId: string, key: string): Promise<Member[]> {
   const reason = reasonOf(key);
   const base =
     reason === "name"
@@ -102,11 +167,48 @@ export async function membersOf(db: Db, projectId: string, key: string): Promise
           .where("contacts.project_id", "=", projectId)
           .where(reason === "email" ? "contacts.email_key" : "contacts.phone_key", "=", keyValue(key));
   const rows = await base
-    .select("contacts.contact_number")
+    .select(["contacts.contact_number", "contacts.first_name", "contacts.last_name", "contacts.business_name", "contacts.email_key", "contacts.phone_key"])
     .where("contacts.deleted_at", "is", null)
     .orderBy("contacts.updated_at", "desc")
     .orderBy("contacts.contact_number", "desc")
     .limit(MAX_GROUP_MEMBERS + 1)
     .execute();
-  return rows.map((r) => Number(r.contact_number));
+  return rows.map((r) => ({ ...r, contact_number: Number(r.contact_number) }));
+}
+
+/** How many live contacts hold each of `keys` (grouped per kind: one statement each). */
+export async function holderCounts(db: Db, projectId: string, keys: string[]): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  const byKind = { email: [] as string[], phone: [] as string[], name: [] as string[] };
+  for (const key of keys) byKind[reasonOf(key)].push(keyValue(key));
+  for (const column of ["email_key", "phone_key"] as const) {
+    const values = byKind[column === "email_key" ? "email" : "phone"];
+    if (values.length === 0) continue;
+    const rows = await db
+      .selectFrom("contacts")
+      .select([`${column} as value` as "email_key as value", (eb) => eb.fn.countAll<number>().as("n")])
+      .where("project_id", "=", projectId)
+      .where(column, "in", values)
+      .groupBy(column)
+      .execute();
+    for (const r of rows) counts.set((column === "email_key" ? "email:" : "phone:") + r.value, Number(r.n));
+  }
+  if (byKind.name.length > 0) {
+    const rows = await db
+      .selectFrom("contact_name_keys")
+      .select(["key", (eb) => eb.fn.countAll<number>().as("n")])
+      .where("project_id", "=", projectId)
+      .where("key", "in", byKind.name)
+      .groupBy("key")
+      .execute();
+    for (const r of rows) counts.set(r.key, Number(r.n));
+  }
+  return counts;
+}
+
+/** The last_at of the groups of `keys` that have a row. */
+export async function groupTimes(db: Db, projectId: string, keys: string[]): Promise<Map<string, string>> {
+  if (keys.length === 0) return new Map();
+  const rows = await db.selectFrom("duplicate_groups").select(["key", "last_at"]).where("project_id", "=", projectId).where("key", "in", keys).execute();
+  return new Map(rows.map((r) => [r.key, r.last_at]));
 }

@@ -206,6 +206,8 @@ export interface Dialect {
    * already one transaction at a time (BEGIN IMMEDIATE, group commit).
    */
   lockUntilCommit(trx: Db, name: string): Promise<void>;
+  /** lockUntilCommit of every name, in the order given (callers sort them), in one round trip. */
+  locksUntilCommit(trx: Db, names: string[]): Promise<void>;
   /** JSON aggregation: the rows of `query` as one JSON array column (json_agg; json_group_array). */
   jsonArrayFrom<O>(query: SelectQueryBuilder<any, any, O> & Expression<O>): RawBuilder<O[]>;
   /**

@@ -26,6 +26,11 @@ export function lockUntilCommit(trx: Db, name: string): Promise<void> {
   return dialectOf(trx).lockUntilCommit(trx, name);
 }
 
+/** lockUntilCommit of several names, in the order given: sort them, so writers sharing some never wait in a cycle. */
+export function locksUntilCommit(trx: Db, names: string[]): Promise<void> {
+  return names.length === 0 ? Promise.resolve() : dialectOf(trx).locksUntilCommit(trx, names);
+}
+
 /** A unique constraint refused the row (SQLite's UNIQUE constraint message, PostgreSQL's 23505). */
 export function isUniqueViolation(error: unknown): boolean {
   const e = error as { code?: unknown; message?: unknown } | null;

@@ -15,11 +15,18 @@ export async function advisoryLockUntilCommit(trx: Db, name: string): Promise<vo
   await sql`select pg_advisory_xact_lock(hashtextextended(${name}, 0))`.execute(trx);
 }
 
+/** advisoryLockUntilCommit for several names in one statement, taken in the order given (unnest yields the array in order). */
+export async function advisoryLocksUntilCommit(trx: Db, names: string[]): Promise<void> {
+  if (names.length === 1) return advisoryLockUntilCommit(trx, names[0]!);
+  await sql`select pg_advisory_xact_lock(hashtextextended(k, 0)) from unnest(${names}::text[]) as k`.execute(trx);
+}
+
 const plainReference = <T>(ref: string): RawBuilder<T> => sql<T>`${sql.ref(ref)}`;
 
 /** PostgreSQL's side of the query-time port (src/storage/port.ts, docs/scaling.md §6). */
 export const postgresDialect: Dialect = {
   lockUntilCommit: advisoryLockUntilCommit,
+  locksUntilCommit: advisoryLocksUntilCommit,
   jsonArrayFrom: (query) => jsonArrayFrom(query) as never,
   // No unary `+` for text here, and autovacuum keeps the statistics.
   filterOnly: plainReference,

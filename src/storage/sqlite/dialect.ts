@@ -12,6 +12,7 @@ const CHECKPOINT_WAITS_MS = [25, 50, 100, 200, 400, 800];
 export const sqliteDialect: Dialect = {
   // The writer is already one transaction at a time (BEGIN IMMEDIATE, group commit).
   lockUntilCommit: async () => {},
+  locksUntilCommit: async () => {},
   jsonArrayFrom: (query) => jsonArrayFrom(query) as never,
   filterOnly,
   contactsByIds(db, ids) {
