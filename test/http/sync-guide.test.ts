@@ -143,6 +143,31 @@ describe("docs/sync.md", () => {
     expect((await project.api("GET", `/contacts/${erased[0].id}/history`)).status).toBe(404);
   });
 
+  test("after the guide: §10.7's merge and its undo left both of Rosa's records, in the copy as in the service", async () => {
+    const mirror = JSON.parse(readFileSync(join(dir, "mirror.json"), "utf8"));
+    const rosas = Object.values(mirror.contacts).filter((c: any) => c.email?.toLowerCase() === "rosa@example.com") as any[];
+    expect(rosas.map((c) => [c.email, c.phone, c.version]).sort()).toEqual([
+      ["ROSA@example.com", "+1 415 555 0100", 3],
+      ["rosa@example.com", null, 3],
+    ]);
+    // The feed told the copy of the merge (deleted with mergedInto, then merged) and of its undo (restored, then updated).
+    const records: any[] = [];
+    for (let after: string | undefined, more = true; more; ) {
+      const page = await project.api("GET", "/changes", { query: { limit: 1000, object: "contact", ...(after ? { after } : {}) } });
+      records.push(...page.json.data);
+      [after, more] = [page.json.pagination.nextCursor, page.json.pagination.hasMore];
+    }
+    const [survivor, twin] = [rosas.find((c) => c.phone === null).contactId, rosas.find((c) => c.phone !== null).contactId];
+    const merged = records.findIndex((r) => r.action === "merged");
+    expect(records.slice(merged - 1).map((r) => [r.id, r.action])).toEqual([
+      [twin, "deleted"],
+      [survivor, "merged"],
+      [twin, "restored"],
+      [survivor, "updated"],
+    ]);
+    expect(records[merged - 1].changes).toEqual([{ field: "mergedInto", from: null, to: survivor }]);
+  });
+
   test("after the guide: the External ID field is unique, and the load left one contact per person", async () => {
     const fields = await project.api("GET", "/custom-fields");
     const field = fields.json.data.find((f: any) => f.title === "External ID");

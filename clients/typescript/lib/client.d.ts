@@ -9,6 +9,7 @@ import { paginator } from "./paginate.js";
 import { type FetchLike, type RetryOptions } from "./retry.js";
 import type { paths } from "./schema.js";
 import { type FollowChanges } from "./changes.js";
+import { type DuplicateGroup, type DuplicatesOptions, type MergeOptions, type MergeResult, type UndoMergeOptions, type UndoMergeResult } from "./merges.js";
 import { type BatchOptions, type ContactBatchAnswer, type ContactBatchInput, type InteractionBatchAnswer, type InteractionBatchInput, type Upserted, type UpsertOptions } from "./sync.js";
 import type { components } from "./schema.js";
 export interface ClientOptions {
@@ -63,5 +64,24 @@ export interface CrmClient {
      * contacts again).
      */
     followChanges: FollowChanges;
+    /**
+     * Every group of likely duplicates (`GET /duplicates`, docs/api.md §20.1), the group written
+     * to most recently first, following the cursors page after page; a failed page throws
+     * `CrmApiError`.
+     */
+    duplicates(options?: DuplicatesOptions): AsyncIterable<DuplicateGroup>;
+    /**
+     * Merges `contactIds` (1 to 10) into `survivorId` (`POST /contacts/{contactId}/merge`,
+     * docs/api.md §20.2): `fields` chooses per field which contact's value to keep, `dryRun`
+     * answers the would-be contact and writes nothing. Answers `{ contact, merge }`; throws
+     * `CrmApiError` (409 ERR_CONTACT_MERGED: `mergedInto`).
+     */
+    merge(survivorId: string, contactIds: readonly string[], options?: MergeOptions): Promise<MergeResult>;
+    /**
+     * Undoes a merge within 30 days (`POST /merges/{mergeId}/undo`, docs/api.md §20.4): answers
+     * `{ contact, restoredContacts, merge }`; throws `CrmApiError` (409 ERR_CONFLICT, 410
+     * ERR_UNDO_EXPIRED, 404, 402).
+     */
+    undoMerge(mergeId: string, options?: UndoMergeOptions): Promise<UndoMergeResult>;
 }
 export declare function createClient(options: ClientOptions): CrmClient;

@@ -9,6 +9,7 @@ import createOpenApiClient, {} from "openapi-fetch";
 import { paginator } from "./paginate.js";
 import { DEFAULT_RETRY, retryingFetch } from "./retry.js";
 import { changeFollower } from "./changes.js";
+import { mergeHelpers } from "./merges.js";
 import { syncHelpers } from "./sync.js";
 /** The API's base address: `baseUrl` without a trailing slash, ending in `/v1`. */
 export function apiBaseUrl(baseUrl) {
@@ -35,5 +36,6 @@ export function createClient(options) {
         paginate: paginator(client),
         ...syncHelpers(client),
         followChanges: changeFollower(client),
+        ...mergeHelpers(client),
     };
 }

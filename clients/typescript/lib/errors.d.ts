@@ -9,13 +9,15 @@ export type ErrorCode = ErrorEnvelope["code"];
 /** True when `value` has the envelope's shape (a proxy in between may answer something else). */
 export declare function isErrorEnvelope(value: unknown): value is ErrorEnvelope;
 /**
- * A failed call as an exception: thrown by `paginate` and `unwrap`. Carries the envelope's
- * fields and the `X-Request-Id` to quote when reporting a problem.
+ * A failed call as an exception: thrown by `paginate`, `unwrap` and the helpers. Carries the
+ * envelope's fields and the `X-Request-Id` to quote when reporting a problem.
  */
 export declare class CrmApiError extends Error {
     readonly status: number;
     readonly code: ErrorCode | undefined;
     readonly fieldName: string | undefined;
+    /** 409 ERR_CONTACT_MERGED: the contactId the contact was merged into (docs/api.md §20.3); undefined on other errors. */
+    readonly mergedInto: string | undefined;
     /** The envelope as answered; undefined when the body was not one (e.g. a proxy's 502 page). */
     readonly envelope: ErrorEnvelope | undefined;
     readonly requestId: string | null;

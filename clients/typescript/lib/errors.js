@@ -7,13 +7,15 @@ export function isErrorEnvelope(value) {
     return v.success === false && typeof v.statusCode === "number" && typeof v.code === "string" && typeof v.message === "string";
 }
 /**
- * A failed call as an exception: thrown by `paginate` and `unwrap`. Carries the envelope's
- * fields and the `X-Request-Id` to quote when reporting a problem.
+ * A failed call as an exception: thrown by `paginate`, `unwrap` and the helpers. Carries the
+ * envelope's fields and the `X-Request-Id` to quote when reporting a problem.
  */
 export class CrmApiError extends Error {
     status;
     code;
     fieldName;
+    /** 409 ERR_CONTACT_MERGED: the contactId the contact was merged into (docs/api.md §20.3); undefined on other errors. */
+    mergedInto;
     /** The envelope as answered; undefined when the body was not one (e.g. a proxy's 502 page). */
     envelope;
     requestId;
@@ -24,6 +26,7 @@ export class CrmApiError extends Error {
         this.status = response.status;
         this.code = envelope?.code;
         this.fieldName = envelope?.fieldName;
+        this.mergedInto = envelope?.mergedInto;
         this.envelope = envelope;
         this.requestId = response.headers.get("x-request-id");
     }

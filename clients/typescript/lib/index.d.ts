@@ -5,6 +5,7 @@
 export { apiBaseUrl, createClient, type ClientOptions, type CrmClient } from "./client.js";
 export { DEFAULT_POLL_INTERVAL_MS, type ChangeFeed, type ChangeObject, type ChangeRecord, type FollowChanges, type FollowChangesOptions, type FollowedChange } from "./changes.js";
 export { CrmApiError, isErrorEnvelope, unwrap, type ErrorCode, type ErrorEnvelope } from "./errors.js";
+export type { DuplicateGroup, DuplicatesOptions, MergeField, MergeOptions, MergeResult, UndoMergeOptions, UndoMergeResult } from "./merges.js";
 export type { ListItem, ListPath, PaginateInit } from "./paginate.js";
 export { DEFAULT_RETRY, type FetchLike, type RetryOptions } from "./retry.js";
 export { BatchError, MAX_BATCH_ITEMS, type BatchOptions, type ContactBatchAnswer, type ContactBatchInput, type ContactBatchItemResult, type InteractionBatchAnswer, type InteractionBatchInput, type InteractionBatchItem, type InteractionBatchItemResult, type MatchOn, type Upserted, type UpsertOptions, type UpsertResult, } from "./sync.js";

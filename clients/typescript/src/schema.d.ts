@@ -260,6 +260,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/duplicates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Groups of likely duplicate contacts
+         * @description Live contacts that share a normalised email, a phone, or a full name (case and accents ignored) with the same businessName or email domain; the group written to most recently first. Merge a group with POST /contacts/{contactId}/merge. Requires the scope `contacts:read`.
+         */
+        get: operations["listDuplicates"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/contacts/{contactId}/merge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Merge contacts into this one
+         * @description The path's contact survives with its contactId; each of contactIds leaves (GET answers 308 to the survivor, writes 409 ERR_CONTACT_MERGED) and its interaction logs move to the survivor. Per field: `fields`' choice, else the survivor's non-empty value, else the most recently updated other's; tags: the union; customFields key by key; subscribed and smsSubscribed: the survivor's. Fires contact.merged and contact.deleted (reason merged) for each other. `dryRun: true` answers the would-be contact and writes nothing. Undo within 30 days with POST /merges/{mergeId}/undo. Requires the scope `contacts:write`.
+         */
+        post: operations["mergeContacts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/merges/{mergeId}/undo": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Undo a merge (within 30 days)
+         * @description The merged contacts come back with their contactIds, fields, tags and interaction logs as before the merge (logs added to the survivor since stay with it); the survivor's fields the merge set and nobody changed since go back. Fires contact.restored for each and contact.updated for the survivor. 410 ERR_UNDO_EXPIRED after 30 days; 409 when undone already, or one of the contacts was since erased, deleted or merged again. Requires the scope `contacts:write`.
+         */
+        post: operations["undoMerge"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/contacts/{contactId}/interactions": {
         parameters: {
             query?: never;
@@ -1094,7 +1154,7 @@ export interface components {
             statusCode: number;
             error: string;
             /** @enum {string} */
-            code: "ERR_UNAUTHORIZED" | "ERR_QUOTA_EXCEEDED" | "ERR_FORBIDDEN" | "ERR_NOT_FOUND" | "ERR_METHOD_NOT_ALLOWED" | "ERR_CONFLICT" | "ERR_CURSOR_EXPIRED" | "ERR_AMBIGUOUS_MATCH" | "ERR_PRECONDITION_FAILED" | "ERR_PAYLOAD_TOO_LARGE" | "ERR_UNSUPPORTED_MEDIA_TYPE" | "ERR_IDEMPOTENCY_KEY_REUSED" | "ERR_FORM_VALIDATION" | "ERR_INVALID_JSON" | "ERR_BATCH_REJECTED" | "ERR_RATE_LIMITED" | "ERR_INTERNAL";
+            code: "ERR_UNAUTHORIZED" | "ERR_QUOTA_EXCEEDED" | "ERR_FORBIDDEN" | "ERR_NOT_FOUND" | "ERR_METHOD_NOT_ALLOWED" | "ERR_CONFLICT" | "ERR_CONTACT_MERGED" | "ERR_CURSOR_EXPIRED" | "ERR_UNDO_EXPIRED" | "ERR_AMBIGUOUS_MATCH" | "ERR_PRECONDITION_FAILED" | "ERR_PAYLOAD_TOO_LARGE" | "ERR_UNSUPPORTED_MEDIA_TYPE" | "ERR_IDEMPOTENCY_KEY_REUSED" | "ERR_FORM_VALIDATION" | "ERR_INVALID_JSON" | "ERR_BATCH_REJECTED" | "ERR_RATE_LIMITED" | "ERR_INTERNAL";
             message: string;
             fieldName?: string;
             /** @description ERR_AMBIGUOUS_MATCH only: the contactIds (at most 10) that hold the matchOn value (docs/api.md §18.2). */
@@ -1103,6 +1163,11 @@ export interface components {
             results?: {
                 [key: string]: unknown;
             }[];
+            /**
+             * @description ERR_CONTACT_MERGED only: the contactId the contact was merged into (docs/api.md §20.3).
+             * @example CR-3
+             */
+            mergedInto?: string;
         };
         /**
          * @description The form's field names (contact fields such as `email` or `address.city`, custom-field ids) → values. Blank values count as not sent. `_hp` is the honeypot: leave it out or empty.
@@ -1477,6 +1542,89 @@ export interface components {
                 /** @description Always set, even on an empty page: poll again with it. */
                 nextCursor: string;
                 hasMore: boolean;
+            };
+        };
+        DuplicateGroupList: {
+            data: components["schemas"]["DuplicateGroup"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        DuplicateGroup: {
+            /** @description What the contacts share: email (its match key), phone (its match key), name (the full name, case and accents ignored, with the same businessName or email domain). */
+            reasons: ("email" | "phone" | "name")[];
+            /**
+             * @description At least 2, at most 50: the most recently updated first.
+             * @example [
+             *       "CR-12",
+             *       "CR-7"
+             *     ]
+             */
+            contactIds: string[];
+        };
+        MergeResult: {
+            contact: components["schemas"]["Contact"] | components["schemas"]["ContactReceipt"];
+            merge: components["schemas"]["Merge"];
+        };
+        Merge: {
+            /**
+             * @description mrg_… (null on a dry run).
+             * @example mrg_2b1kV0yXcW8n4sQ3eF6gHj
+             */
+            id: string | null;
+            /**
+             * @example [
+             *       "CR-9"
+             *     ]
+             */
+            mergedContactIds: string[];
+            /**
+             * Format: date-time
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            at: string;
+            /**
+             * Format: date-time
+             * @description POST /merges/{mergeId}/undo works until then (null on a dry run).
+             * @example 2026-01-15T09:30:00.000Z
+             */
+            undoUntil: string | null;
+        };
+        /**
+         * @example {
+         *       "contactIds": [
+         *         "CR-9"
+         *       ],
+         *       "fields": {
+         *         "email": "CR-9"
+         *       }
+         *     }
+         */
+        MergeContacts: {
+            /** @description The contacts merged into the path's contact (1 to 10); they stop existing as such, their ids answer 308. */
+            contactIds: string[];
+            /**
+             * @description Per field, the contact to take its value from (the path's or one of contactIds): a contact field name, `tags`, `customFields` or `customFields.<id>`. Others: the survivor's non-empty value, else the most recently updated other's.
+             * @example {
+             *       "email": "CR-9",
+             *       "customFields.cf_2b1kV0yXcW8n4sQ3eF6gHj": "CR-9"
+             *     }
+             */
+            fields?: {
+                [key: string]: string;
+            };
+            /** @description true: answer the contact the merge would make; nothing is written. */
+            dryRun?: boolean;
+        };
+        UndoMergeResult: {
+            /** @description The surviving contact after the undo. */
+            contact: components["schemas"]["Contact"] | components["schemas"]["ContactReceipt"];
+            /** @description The merged contacts, back. */
+            restoredContacts: (components["schemas"]["Contact"] | components["schemas"]["ContactReceipt"])[];
+            merge: components["schemas"]["Merge"] & {
+                /**
+                 * Format: date-time
+                 * @example 2026-01-15T09:30:00.000Z
+                 */
+                undoneAt: string;
             };
         };
         /**
@@ -4189,6 +4337,20 @@ export interface operations {
                     "application/json": components["schemas"]["ContactWithDuplicateSignal"];
                 };
             };
+            /** @description The contact was merged into another: Location is the same path of the survivor. */
+            308: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Location: components["headers"]["Location"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Missing, malformed, unknown, revoked or expired API key. */
             401: {
                 headers: {
@@ -4419,6 +4581,31 @@ export interface operations {
                      *       "error": "Not Found",
                      *       "code": "ERR_NOT_FOUND",
                      *       "message": "Contact not found."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The contact was merged into another (ERR_CONTACT_MERGED, with mergedInto). */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 409,
+                     *       "error": "Conflict",
+                     *       "code": "ERR_CONFLICT",
+                     *       "message": "contactId CR-7 is already in use.",
+                     *       "fieldName": "contactId"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -5248,6 +5435,20 @@ export interface operations {
                     "application/json": components["schemas"]["ContactHistoryPage"];
                 };
             };
+            /** @description The contact was merged into another: Location is the same path of the survivor. */
+            308: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Location: components["headers"]["Location"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description Missing, malformed, unknown, revoked or expired API key. */
             401: {
                 headers: {
@@ -5596,6 +5797,858 @@ export interface operations {
             };
         };
     };
+    listDuplicates: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1–200. */
+                limit?: number;
+                /** @description pagination.nextCursor of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of groups. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "reasons": [
+                     *             "email"
+                     *           ],
+                     *           "contactIds": [
+                     *             "CR-12",
+                     *             "CR-7"
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "pagination": {
+                     *         "nextCursor": null,
+                     *         "hasMore": true
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["DuplicateGroupList"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired API key. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "code": "ERR_UNAUTHORIZED",
+                     *       "message": "Invalid or missing API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope contacts:read. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "code": "ERR_FORBIDDEN",
+                     *       "message": "This API key lacks the scope contacts:read."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; fieldName names the field. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "code": "ERR_FORM_VALIDATION",
+                     *       "message": "email must be a valid email address.",
+                     *       "fieldName": "email"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 429,
+                     *       "error": "Too Many Requests",
+                     *       "code": "ERR_RATE_LIMITED",
+                     *       "message": "Rate limit exceeded; retry after the time in Retry-After."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server error; retry with backoff. Also answered while the database is unreachable, with Retry-After. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "code": "ERR_INTERNAL",
+                     *       "message": "Internal server error."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    mergeContacts: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST or PUT safe for 24 hours: a repeat with the same key and body answers the stored response (Idempotent-Replayed: true); the same key with another body is 422; while the first is in flight, 409.
+                 * @example 5f0c6a8e-3f1d-4d8b-9a55-2b7c1e0d4f7a
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                contactId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "contactIds": [
+                 *         "CR-9"
+                 *       ],
+                 *       "fields": {
+                 *         "email": "CR-9"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["MergeContacts"];
+            };
+        };
+        responses: {
+            /** @description The surviving contact (to a key without contacts:read, its receipt) and the merge. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "contact": {
+                     *         "contactId": "CR-1",
+                     *         "version": 1,
+                     *         "identityType": "personal",
+                     *         "source": "api",
+                     *         "firstName": "Ada",
+                     *         "lastName": "Lovelace",
+                     *         "email": "ada@example.com",
+                     *         "phone": "+1 415 555 0100",
+                     *         "businessName": null,
+                     *         "website": null,
+                     *         "address": {
+                     *           "line1": "12 St James's Square",
+                     *           "line2": null,
+                     *           "city": "London",
+                     *           "state": null,
+                     *           "zip": "SW1Y 4JH",
+                     *           "country": "GB"
+                     *         },
+                     *         "contactType": {
+                     *           "id": "ct_I0FWrkfPO6L4ODEfgC7iRr",
+                     *           "name": "Lead",
+                     *           "category": "Lead"
+                     *         },
+                     *         "tags": [
+                     *           {
+                     *             "id": "tag_g1ednLRKwkIMnOT2pTt3yK",
+                     *             "name": "vip"
+                     *           }
+                     *         ],
+                     *         "subscribed": true,
+                     *         "smsSubscribed": false,
+                     *         "notes": null,
+                     *         "customFields": {
+                     *           "cf_3kTq9bWm1ZsX0aPvL7yRnE": "Analytical engines"
+                     *         },
+                     *         "createdAt": "2026-01-15T09:30:00.000Z",
+                     *         "updatedAt": "2026-01-15T09:30:00.000Z"
+                     *       },
+                     *       "merge": {
+                     *         "id": "mrg_2b1kV0yXcW8n4sQ3eF6gHj",
+                     *         "mergedContactIds": [
+                     *           "CR-9"
+                     *         ],
+                     *         "at": "2026-01-15T09:30:00.000Z",
+                     *         "undoUntil": "2026-01-15T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["MergeResult"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired API key. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "code": "ERR_UNAUTHORIZED",
+                     *       "message": "Invalid or missing API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope contacts:write. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "code": "ERR_FORBIDDEN",
+                     *       "message": "This API key lacks the scope contacts:write."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this project. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 404,
+                     *       "error": "Not Found",
+                     *       "code": "ERR_NOT_FOUND",
+                     *       "message": "Contact not found."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Uniqueness conflict, an ambiguous upsert match (ERR_AMBIGUOUS_MATCH), or the Idempotency-Key is in flight. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 409,
+                     *       "error": "Conflict",
+                     *       "code": "ERR_CONFLICT",
+                     *       "message": "contactId CR-7 is already in use.",
+                     *       "fieldName": "contactId"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 1 MiB. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 413,
+                     *       "error": "Payload Too Large",
+                     *       "code": "ERR_PAYLOAD_TOO_LARGE",
+                     *       "message": "The body is larger than 1 MiB."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body is not application/json. */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 415,
+                     *       "error": "Unsupported Media Type",
+                     *       "code": "ERR_UNSUPPORTED_MEDIA_TYPE",
+                     *       "message": "Send the body as application/json."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; fieldName names the field. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "code": "ERR_FORM_VALIDATION",
+                     *       "message": "email must be a valid email address.",
+                     *       "fieldName": "email"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 429,
+                     *       "error": "Too Many Requests",
+                     *       "code": "ERR_RATE_LIMITED",
+                     *       "message": "Rate limit exceeded; retry after the time in Retry-After."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server error; retry with backoff. Also answered while the database is unreachable, with Retry-After. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "code": "ERR_INTERNAL",
+                     *       "message": "Internal server error."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    undoMerge: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry of this POST or PUT safe for 24 hours: a repeat with the same key and body answers the stored response (Idempotent-Replayed: true); the same key with another body is 422; while the first is in flight, 409.
+                 * @example 5f0c6a8e-3f1d-4d8b-9a55-2b7c1e0d4f7a
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                mergeId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The survivor and the contacts restored. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "contact": {
+                     *         "contactId": "CR-1",
+                     *         "version": 1,
+                     *         "identityType": "personal",
+                     *         "source": "api",
+                     *         "firstName": "Ada",
+                     *         "lastName": "Lovelace",
+                     *         "email": "ada@example.com",
+                     *         "phone": "+1 415 555 0100",
+                     *         "businessName": null,
+                     *         "website": null,
+                     *         "address": {
+                     *           "line1": "12 St James's Square",
+                     *           "line2": null,
+                     *           "city": "London",
+                     *           "state": null,
+                     *           "zip": "SW1Y 4JH",
+                     *           "country": "GB"
+                     *         },
+                     *         "contactType": {
+                     *           "id": "ct_I0FWrkfPO6L4ODEfgC7iRr",
+                     *           "name": "Lead",
+                     *           "category": "Lead"
+                     *         },
+                     *         "tags": [
+                     *           {
+                     *             "id": "tag_g1ednLRKwkIMnOT2pTt3yK",
+                     *             "name": "vip"
+                     *           }
+                     *         ],
+                     *         "subscribed": true,
+                     *         "smsSubscribed": false,
+                     *         "notes": null,
+                     *         "customFields": {
+                     *           "cf_3kTq9bWm1ZsX0aPvL7yRnE": "Analytical engines"
+                     *         },
+                     *         "createdAt": "2026-01-15T09:30:00.000Z",
+                     *         "updatedAt": "2026-01-15T09:30:00.000Z"
+                     *       },
+                     *       "restoredContacts": [
+                     *         {
+                     *           "contactId": "CR-1",
+                     *           "version": 1,
+                     *           "identityType": "personal",
+                     *           "source": "api",
+                     *           "firstName": "Ada",
+                     *           "lastName": "Lovelace",
+                     *           "email": "ada@example.com",
+                     *           "phone": "+1 415 555 0100",
+                     *           "businessName": null,
+                     *           "website": null,
+                     *           "address": {
+                     *             "line1": "12 St James's Square",
+                     *             "line2": null,
+                     *             "city": "London",
+                     *             "state": null,
+                     *             "zip": "SW1Y 4JH",
+                     *             "country": "GB"
+                     *           },
+                     *           "contactType": {
+                     *             "id": "ct_I0FWrkfPO6L4ODEfgC7iRr",
+                     *             "name": "Lead",
+                     *             "category": "Lead"
+                     *           },
+                     *           "tags": [
+                     *             {
+                     *               "id": "tag_g1ednLRKwkIMnOT2pTt3yK",
+                     *               "name": "vip"
+                     *             }
+                     *           ],
+                     *           "subscribed": true,
+                     *           "smsSubscribed": false,
+                     *           "notes": null,
+                     *           "customFields": {
+                     *             "cf_3kTq9bWm1ZsX0aPvL7yRnE": "Analytical engines"
+                     *           },
+                     *           "createdAt": "2026-01-15T09:30:00.000Z",
+                     *           "updatedAt": "2026-01-15T09:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "merge": {
+                     *         "id": "mrg_2b1kV0yXcW8n4sQ3eF6gHj",
+                     *         "mergedContactIds": [
+                     *           "CR-9"
+                     *         ],
+                     *         "at": "2026-01-15T09:30:00.000Z",
+                     *         "undoUntil": "2026-01-15T09:30:00.000Z",
+                     *         "undoneAt": "2026-01-15T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["UndoMergeResult"];
+                };
+            };
+            /** @description Missing, malformed, unknown, revoked or expired API key. */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 401,
+                     *       "error": "Unauthorized",
+                     *       "code": "ERR_UNAUTHORIZED",
+                     *       "message": "Invalid or missing API key."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Contact quota exhausted. */
+            402: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 402,
+                     *       "error": "Payment Required",
+                     *       "code": "ERR_QUOTA_EXCEEDED",
+                     *       "message": "The project's contact quota is exhausted."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The key lacks the scope contacts:write. */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 403,
+                     *       "error": "Forbidden",
+                     *       "code": "ERR_FORBIDDEN",
+                     *       "message": "This API key lacks the scope contacts:write."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found in this project. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 404,
+                     *       "error": "Not Found",
+                     *       "code": "ERR_NOT_FOUND",
+                     *       "message": "Contact not found."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Uniqueness conflict, an ambiguous upsert match (ERR_AMBIGUOUS_MATCH), or the Idempotency-Key is in flight. */
+            409: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 409,
+                     *       "error": "Conflict",
+                     *       "code": "ERR_CONFLICT",
+                     *       "message": "contactId CR-7 is already in use.",
+                     *       "fieldName": "contactId"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The cursor is older than the change log's retention (ERR_CURSOR_EXPIRED): bootstrap again. */
+            410: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 410,
+                     *       "error": "Gone",
+                     *       "code": "ERR_CURSOR_EXPIRED",
+                     *       "message": "Request failed."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Body over 1 MiB. */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 413,
+                     *       "error": "Payload Too Large",
+                     *       "code": "ERR_PAYLOAD_TOO_LARGE",
+                     *       "message": "The body is larger than 1 MiB."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Validation failed; fieldName names the field. */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 422,
+                     *       "error": "Unprocessable Entity",
+                     *       "code": "ERR_FORM_VALIDATION",
+                     *       "message": "email must be a valid email address.",
+                     *       "fieldName": "email"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limit exceeded; see Retry-After. */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 429,
+                     *       "error": "Too Many Requests",
+                     *       "code": "ERR_RATE_LIMITED",
+                     *       "message": "Rate limit exceeded; retry after the time in Retry-After."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected server error; retry with backoff. Also answered while the database is unreachable, with Retry-After. */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "success": false,
+                     *       "statusCode": 500,
+                     *       "error": "Internal Server Error",
+                     *       "code": "ERR_INTERNAL",
+                     *       "message": "Internal server error."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listInteractionLogs: {
         parameters: {
             query?: {
@@ -5657,6 +6710,20 @@ export interface operations {
                      */
                     "application/json": components["schemas"]["InteractionLogList"];
                 };
+            };
+            /** @description The contact was merged into another: Location is the same path of the survivor. */
+            308: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    Location: components["headers"]["Location"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Missing, malformed, unknown, revoked or expired API key. */
             401: {
@@ -5963,7 +7030,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description A request with this Idempotency-Key is still being processed (with Retry-After). */
+            /** @description The contact was merged into another (ERR_CONTACT_MERGED, with mergedInto). */
             409: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
