@@ -64,6 +64,10 @@ export class ApiError extends Error {
 export const validationError = (fieldName: string, message: string) =>
   new ApiError("ERR_FORM_VALIDATION", message, fieldName);
 export const notFound = (what: string) => new ApiError("ERR_NOT_FOUND", `${what} not found.`);
+/** A write to a merged-away contact (docs/api.md §20.3): 409 naming the contact it lives on in. */
+export const contactMerged = (contactId: string, mergedInto: string, fieldName?: string) =>
+  new ApiError("ERR_CONTACT_MERGED", `${contactId} was merged into ${mergedInto}.`, fieldName, undefined, { mergedInto });
+
 /** The message of every contact's 404: the one a merged-away contactId is answered in place of (docs/api.md §20.3). */
 export const CONTACT_NOT_FOUND = "Contact not found.";
 

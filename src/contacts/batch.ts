@@ -4,7 +4,7 @@ import { atomicFlag, batchItems, ItemErrorSchema, parseItem, runBatch, settle, s
 import type { Db } from "../storage/schema.ts";
 import { matchOnSchema, PatchContactBody, tagsModeSchema, updateModeSchema } from "./schemas.ts";
 import { createContactsOfBatch } from "./batch-create.ts";
-import { patchContact, requireContactNumber } from "./service.ts";
+import { contactNumbersOfItems, lockContacts, patchContact, requireContactNumber } from "./service.ts";
 
 /** POST /contacts/batch (docs/api.md §18.4). */
 export const ContactBatchBody = z
@@ -65,6 +65,8 @@ export async function applyContactBatch(db: Db, projectId: string, batch: Contac
     return { status: 200, result: changed.length > 0 ? "updated" : "unchanged", contactId: contact.contactId };
   };
   const upsert = batch.operation === "upsert" ? { matchOn: batch.matchOn!, update: batch.update ?? "merge", tags: batch.tags ?? "replace" } : undefined;
+  // Every item's contact locked first, in number order (docs/api.md §20.6: no cycle with a merge).
+  if (batch.operation === "update") await lockContacts(db, projectId, contactNumbersOfItems(batch.items));
   const results =
     batch.operation === "update"
       ? await runBatch(db, batch.items, batch.atomic, apply)

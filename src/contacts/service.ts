@@ -1,4 +1,4 @@
-import { isUniqueViolation, jsonColumn, lockUntilCommit } from "../storage/query.ts";
+import { isUniqueViolation, jsonColumn, lockUntilCommit, locksUntilCommit } from "../storage/query.ts";
 import type { Db, NewContactRow } from "../storage/schema.ts";
 import { ApiError, notFound } from "../errors.ts";
 import { eventOf, recordChange } from "../changes/record.ts";
@@ -7,6 +7,7 @@ import { defaultContactType } from "../reference/repository.ts";
 import { applyContactInput, storedReference, type ContactReference } from "./apply.ts";
 import { emailKey, phoneKey, searchTerms } from "./matching.ts";
 import * as repo from "./repository.ts";
+import { missingContact } from "./missing.ts";
 import type { ContactView, TagsColumn } from "./repository.ts";
 import type { Contact, ContactInput } from "./schemas.ts";
 import { checkPrecondition, type Precondition } from "./preconditions.ts";
@@ -33,6 +34,27 @@ export function requireContactNumber(contactId: string): number {
 
 /** The lock a contact's writers take (patchContact): by its number, as requests address it. */
 export const contactLock = (projectId: string, contactNumber: number) => `contact:${projectId}:${contactNumber}`;
+
+/**
+ * Takes the locks of several contacts at once, in number order (one round trip on
+ * PostgreSQL): a merge's contacts, a batch's items. Writers that each hold one contact's lock
+ * and wait for another's could otherwise wait on each other in a cycle.
+ */
+export async function lockContacts(db: Db, projectId: string, contactNumbers: number[]): Promise<void> {
+  const sorted = [...new Set(contactNumbers)].sort((a, b) => a - b);
+  await locksUntilCommit(db, sorted.map((n) => contactLock(projectId, n)));
+}
+
+/** The contact numbers a batch's items name (`contactId`), for lockContacts. */
+export function contactNumbersOfItems(items: readonly unknown[]): number[] {
+  const numbers: number[] = [];
+  for (const item of items) {
+    const contactId = typeof item === "object" && item !== null ? (item as { contactId?: unknown }).contactId : undefined;
+    const n = typeof contactId === "string" ? parseContactId(contactId) : null;
+    if (n !== null) numbers.push(n);
+  }
+  return numbers;
+}
 
 /** A new contact's number until the counter gives it one (no contactId parses to it). */
 const UNNUMBERED = -1;
@@ -95,7 +117,7 @@ export async function patchContact(db: Db, projectId: string, contactNumber: num
   // update replaces (a no-op on SQLite, whose writer is one).
   await lockUntilCommit(db, contactLock(projectId, contactNumber));
   const row = await repo.findContactRow(db, projectId, contactNumber);
-  if (!row) throw notFound("Contact");
+  if (!row) throw await missingContact(db, projectId, contactNumber);
   checkPrecondition(ifMatch, row.version);
   const before = stateFromRow(row, jsonColumn(row.tags).map((t) => t.id));
   const after = await applyContactInput(storedReference(db, projectId, now), before, input);

@@ -5,6 +5,7 @@ import { ApiError, notFound } from "../errors.ts";
 import { eventOf, recordChange } from "../changes/record.ts";
 import { subjectOf } from "../changes/diff.ts";
 import * as repo from "./repository.ts";
+import { missingContact } from "./missing.ts";
 import type { ContactView, TagsColumn } from "./repository.ts";
 import { checkPrecondition, type Precondition } from "./preconditions.ts";
 import { contactLock, contactOf, formatContactId, loadContact, quotaExceeded, termsOf, toRow } from "./service.ts";
@@ -29,7 +30,7 @@ export async function trashContact(db: Db, projectId: string, contactNumber: num
   await db.updateTable("projects").set({ contact_count: sql<number>`contact_count - 1` }).where("id", "=", projectId).execute();
   await lockUntilCommit(db, contactLock(projectId, contactNumber));
   const row = await repo.findContactRow(db, projectId, contactNumber);
-  if (!row) throw notFound("Contact");
+  if (!row) throw await missingContact(db, projectId, contactNumber);
   checkPrecondition(ifMatch, row.version);
   const contact = await retireContact(db, projectId, row, now, null);
   const event = eventOf("contact.deleted", { contactId: contact.contactId, reason: "deleted" }, now, subjectOf(row.id, contact));

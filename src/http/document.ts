@@ -13,6 +13,7 @@ const TAGS = [
   { name: "Service", description: "Verify a key and see its project and scopes." },
   { name: "Reference data", description: "Contact types, interaction types, tags and custom fields of the project (read-only here)." },
   { name: "Contacts", description: "Create, read, list, search, merge-patch, delete and restore contacts; a contact's change history." },
+  { name: "Duplicates", description: "Groups of likely duplicate contacts, merging them (the survivor keeps its contactId) and undoing a merge within 30 days." },
   { name: "Changes", description: "The project's change feed: every change in order, deletions and erasures included, to keep a copy in sync." },
   { name: "Interaction logs", description: "The timeline of a contact: notes, calls, emails, meetings." },
   { name: "Webhooks", description: "Signed outbound deliveries of events: subscriptions, attempts, redelivery, test pings." },

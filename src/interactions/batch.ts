@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { validationError } from "../errors.ts";
-import { requireContactNumber } from "../contacts/service.ts";
+import { contactNumbersOfItems, lockContacts, requireContactNumber } from "../contacts/service.ts";
 import { atomicFlag, batchItems, ItemErrorSchema, parseItem, runBatch, summarise, type ItemOutcome } from "../lib/batch.ts";
 import type { Db } from "../storage/schema.ts";
 import { CreateInteractionBody } from "./schemas.ts";
@@ -50,6 +50,8 @@ export async function applyInteractionBatch(db: Db, projectId: string, batch: z.
     const { log, created } = await createInteraction(db, projectId, requireContactNumber(contactId), input, now);
     return { status: created ? 201 : 200, result: created ? "created" : "replayed", contactId: log.contactId, id: log.id };
   };
+  // Every item's contact locked first, in number order (docs/api.md §20.6: no cycle with a merge).
+  await lockContacts(db, projectId, contactNumbersOfItems(batch.items));
   const results = await runBatch(db, batch.items, batch.atomic, apply);
   return { results, summary: summarise(results, LOG_OUTCOMES) } as z.infer<typeof InteractionBatchAnswer>;
 }

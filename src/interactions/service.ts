@@ -1,5 +1,7 @@
 import { findContactIdentity, findContactRow } from "../contacts/repository.ts";
-import { contactOf as contactOfRow, formatContactId } from "../contacts/service.ts";
+import { missingContact } from "../contacts/missing.ts";
+import { lockUntilCommit } from "../storage/query.ts";
+import { contactLock, contactOf as contactOfRow, formatContactId } from "../contacts/service.ts";
 import type { Db } from "../storage/schema.ts";
 import { notFound, validationError } from "../errors.ts";
 import { eventOf, recordChange } from "../changes/record.ts";
@@ -43,8 +45,11 @@ async function contactOf(db: Db, projectId: string, contactNumber: number) {
 export async function createInteraction(db: Db, projectId: string, contactNumber: number, input: CreateInteractionInput, now: string) {
   // The whole contact, read once: its event's subject comes from the same read (a second
   // read could miss a contact another node trashed in between, PostgreSQL).
+  // Under the contact's lock, as its other writers: a log is never added to a contact a merge
+  // is moving away meanwhile (docs/api.md §20.6; PostgreSQL, a no-op on SQLite).
+  await lockUntilCommit(db, contactLock(projectId, contactNumber));
   const contact = await findContactRow(db, projectId, contactNumber);
-  if (!contact) throw notFound("Contact");
+  if (!contact) throw await missingContact(db, projectId, contactNumber);
   const contactId = formatContactId(contact.contact_number);
   if (input.uniqueIdentifier !== undefined) {
     const existing = await repo.findLogByUniqueIdentifier(db, contact.id, input.uniqueIdentifier);

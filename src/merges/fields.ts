@@ -67,6 +67,13 @@ export function mergedState(survivor: MergeSide, others: MergeSide[], fields: Re
       if (donor) put(key, donor.state[key]);
     }
   }
+  // A businessName implies business (docs/api.md §11.1 rule 2), as on a PATCH.
+  if (result.businessName !== null && result.identityType === "personal") {
+    if (fields.identityType !== undefined) {
+      throw new ApiError("ERR_FORM_VALIDATION", "identityType cannot be personal for a contact with a businessName.", "fields.identityType");
+    }
+    result.identityType = "business";
+  }
   const tagsFrom = chosen("tags");
   result.tagIds = tagsFrom ? [...tagsFrom.tagIds] : [...new Set([survivor.state, ...others.map((o) => o.state)].flatMap((s) => s.tagIds))].sort();
   const customFrom = chosen("customFields");

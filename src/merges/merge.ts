@@ -1,13 +1,12 @@
 import { sql } from "kysely";
 import type { Db } from "../storage/schema.ts";
-import { lockUntilCommit } from "../storage/query.ts";
 import { inSavepoint } from "../storage/unit-of-work.ts";
 import { ApiError, notFound } from "../errors.ts";
 import { newId } from "../lib/ids.ts";
 import { eventOf, recordChanges, type StagedChange } from "../changes/record.ts";
 import { subjectOf } from "../changes/diff.ts";
 import * as contacts from "../contacts/repository.ts";
-import { contactLock, formatContactId, parseContactId, writeContactState } from "../contacts/service.ts";
+import { formatContactId, lockContacts, parseContactId, writeContactState } from "../contacts/service.ts";
 import { stateFromRow } from "../contacts/state.ts";
 import { retireContact } from "../contacts/trash.ts";
 import type { Contact } from "../contacts/schemas.ts";
@@ -67,7 +66,7 @@ async function merge(db: Db, projectId: string, survivorNumber: number, others: 
   // in number order: two merges sharing a contact, or a merge and a PATCH of one of its
   // contacts, take turns, and never in a cycle (PostgreSQL).
   await db.updateTable("projects").set({ contact_count: sql<number>`contact_count - ${others.length}` }).where("id", "=", projectId).execute();
-  for (const n of [survivorNumber, ...others].sort((a, b) => a - b)) await lockUntilCommit(db, contactLock(projectId, n));
+  await lockContacts(db, projectId, [survivorNumber, ...others]);
   const survivor = await contacts.findContactRow(db, projectId, survivorNumber);
   if (!survivor) throw notFound("Contact");
   const otherRows: Array<NonNullable<typeof survivor>> = [];

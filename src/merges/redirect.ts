@@ -1,13 +1,10 @@
 import type { Context } from "hono";
 import type { AppDeps, AppEnv } from "../http/env.ts";
-import { ApiError } from "../errors.ts";
+import { ApiError, contactMerged as mergedError } from "../errors.ts";
 import { parseContactId, formatContactId } from "../contacts/service.ts";
 import { mergedTarget } from "./repository.ts";
 
-/** 409 ERR_CONTACT_MERGED for a write to a merged-away contact (docs/api.md §20.3). */
-export function mergedError(contactId: string, mergedInto: string, fieldName?: string) {
-  return new ApiError("ERR_CONTACT_MERGED", `${contactId} was merged into ${mergedInto}.`, fieldName, undefined, { mergedInto });
-}
+export { contactMerged as mergedError } from "../errors.ts";
 
 const CONTACT_PATH = /^\/v1\/contacts\/(CR-\d{1,15})(\/.*)?$/;
 

@@ -1,11 +1,11 @@
 import { sql } from "kysely";
 import type { Db } from "../storage/schema.ts";
-import { jsonColumn, lockUntilCommit } from "../storage/query.ts";
+import { jsonColumn } from "../storage/query.ts";
 import { ApiError, notFound } from "../errors.ts";
 import { eventOf, recordChanges, type StagedChange } from "../changes/record.ts";
 import { previousValues, subjectOf } from "../changes/diff.ts";
 import * as contacts from "../contacts/repository.ts";
-import { contactLock, contactOf, formatContactId, quotaExceeded, writeContactState } from "../contacts/service.ts";
+import { contactOf, formatContactId, lockContacts, quotaExceeded, writeContactState } from "../contacts/service.ts";
 import { stateFromRow } from "../contacts/state.ts";
 import { reinstateContact } from "../contacts/trash.ts";
 import type { Contact } from "../contacts/schemas.ts";
@@ -38,7 +38,7 @@ export async function undoMerge(db: Db, projectId: string, mergeId: string, now:
     .executeTakeFirstOrThrow();
   const survivorNumber = await numberOf(db, merge.survivor_id);
   if (survivorNumber === null) throw conflict(`Merge ${mergeId} cannot be undone: its surviving contact was erased.`);
-  for (const n of [survivorNumber, ...snapshot.merged.map((m) => m.contactNumber)].sort((a, b) => a - b)) await lockUntilCommit(db, contactLock(projectId, n));
+  await lockContacts(db, projectId, [survivorNumber, ...snapshot.merged.map((m) => m.contactNumber)]);
 
   const survivor = await contacts.findContactRow(db, projectId, survivorNumber);
   if (!survivor || survivor.id !== merge.survivor_id) throw conflict(`Merge ${mergeId} cannot be undone: ${formatContactId(survivorNumber)} was since deleted or merged.`);
