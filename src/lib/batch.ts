@@ -28,6 +28,7 @@ export const ItemErrorSchema = z.object({
   code: z.string(),
   message: z.string(),
   fieldName: z.string().optional(),
+  mergedInto: z.string().optional().openapi({ description: "ERR_CONTACT_MERGED only: the contact it was merged into (docs/api.md §20.3)." }),
 });
 
 /** One item's outcome: `status` and `error` are what its single call would have answered. */
@@ -81,6 +82,7 @@ export function settle(results: ItemResult[], atomic: boolean | undefined): Item
 export function errorResult(index: number, error: ApiError): ItemResult {
   const body: ItemResult["error"] = { code: error.code, message: error.message };
   if (error.fieldName !== undefined) body.fieldName = error.fieldName;
+  if (error.details?.mergedInto !== undefined) body.mergedInto = error.details.mergedInto;
   return { index, status: error.status, result: "error", error: body };
 }
 
