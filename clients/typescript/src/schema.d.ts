@@ -1240,6 +1240,8 @@ export interface components {
                     code: string;
                     message: string;
                     fieldName?: string;
+                    /** @description ERR_CONTACT_MERGED only: the contact it was merged into (docs/api.md §20.3). */
+                    mergedInto?: string;
                 };
             }[];
             summary: {
@@ -1679,6 +1681,8 @@ export interface components {
                     code: string;
                     message: string;
                     fieldName?: string;
+                    /** @description ERR_CONTACT_MERGED only: the contact it was merged into (docs/api.md §20.3). */
+                    mergedInto?: string;
                 };
             }[];
             summary: {
@@ -3101,7 +3105,8 @@ export interface operations {
                      *           "error": {
                      *             "code": "string",
                      *             "message": "string",
-                     *             "fieldName": "string"
+                     *             "fieldName": "string",
+                     *             "mergedInto": "string"
                      *           }
                      *         }
                      *       ],
@@ -7238,7 +7243,8 @@ export interface operations {
                      *           "error": {
                      *             "code": "string",
                      *             "message": "string",
-                     *             "fieldName": "string"
+                     *             "fieldName": "string",
+                     *             "mergedInto": "string"
                      *           }
                      *         }
                      *       ],
