@@ -325,6 +325,51 @@ async function main() {
     await state(viewers, "contact-long-values", go(`${base}/contacts/${seeded.longContact}`));
   }
 
+  // Duplicates (docs/api.md §20): one person entered three times, compared, merged in the console, then its timeline and Undo.
+  let trio: string[] = [];
+  await step("three duplicates through the API", async () => {
+    const create = async (body: Record<string, unknown>) => {
+      const res = await server.api("POST", "/contacts", { key, body });
+      if (res.status !== 201) throw new Error(`POST /contacts: ${res.status} ${res.text.slice(0, 200)}`);
+      return res.json.contactId as string;
+    };
+    trio = [
+      await create({
+        firstName: "Margaret", lastName: "Hamilton", email: "margaret.hamilton@mit-instrumentation.example", phone: "+1 617 555 0100",
+        businessName: "MIT Instrumentation Laboratory", tags: ["vip"], customFields: { Plan: "gold", Seats: 12 },
+        address: { line1: "75 Cambridge Parkway", city: "Cambridge", state: "MA", zip: "02142", country: "US" },
+      }),
+      await create({
+        firstName: "Margaret", lastName: "Hamilton-Heafield", email: "Margaret.Hamilton@mit-instrumentation.example", subscribed: true,
+        notes: "Met at the Apollo guidance conference. Prefers calls in the morning (US Eastern), never on Fridays; the assistant handles scheduling.",
+        tags: ["newsletter", "churn-risk"], customFields: { Plan: "silver" },
+      }),
+      await create({ firstName: "Margaret", lastName: "Hamilton", phone: "+1 (617) 555-0100", businessName: "Hamilton Technologies, Inc.", website: "https://hamilton-technologies.example" }),
+    ];
+    await server.api("POST", `/contacts/${trio[1]}/interactions`, { key, body: { type: "note", note: "Asked for the price list for 12 seats." } });
+  });
+  await state(viewers, "duplicates", go(`${base}/duplicates`));
+  if (trio.length === 3) {
+    const compare = `${base}/duplicates/compare?ids=${trio.join(",")}`;
+    await state(viewers, "duplicates-compare", go(compare));
+    await state(viewers, "merge-confirm", async (page) => {
+      await go(compare)(page);
+      await page.getByRole("group", { name: "Last name", exact: true }).getByRole("radio", { name: `Hamilton-Heafield from ${trio[1]}` }).check();
+      await click(page, "Merge");
+    });
+    await step("a merge in the console", async () => {
+      const page = desktop.page;
+      await go(compare)(page);
+      await click(page, "Merge");
+      await click(page, "Confirm merge");
+    });
+    await state(viewers, "contact-merged", go(`${base}/contacts/${trio[0]}`));
+    await state(viewers, "merge-undo", async (page) => {
+      await go(`${base}/contacts/${trio[0]}`)(page);
+      await click(page, "Undo merge", "link");
+    });
+  }
+
   // Forms through the console, and a form's public page.
   await step("forms", async () => {
     const page = desktop.page;

@@ -5,6 +5,8 @@ import { findProject } from "../projects/service.ts";
 import { findAsset } from "./assets.ts";
 import type { AdminEnv } from "./env.ts";
 import { authPages } from "./pages/auth.tsx";
+import { duplicatePages } from "./pages/duplicates.tsx";
+import { redirectMerged } from "./pages/merge-undo.tsx";
 import { projectPages } from "./pages/projects.tsx";
 import { adminHeaders, checkPost, loadSession, type Refusal } from "./security.ts";
 import type { Session } from "./sessions.ts";
@@ -97,6 +99,9 @@ export function adminApp(): Hono<AdminEnv> {
   app.get("/", (c) => c.redirect("/admin/projects", 303));
   app.use("/projects/:projectId/*", loadProject());
   app.use("/projects/:projectId", loadProject());
+  // A merged-away contact's pages lead to its survivor's (docs/api.md §20.3).
+  app.use("/projects/:projectId/contacts/:contactId/*", redirectMerged());
+  app.route("/projects/:projectId/duplicates", duplicatePages);
   app.route("/projects", projectPages);
   app.all("*", (c) => message(c, 404, "Not found", "There is no such page."));
   return app;

@@ -14,6 +14,7 @@ import type { Session } from "./sessions.ts";
 export const PROJECT_SECTIONS = [
   ["keys", "API keys"],
   ["contacts", "Contacts"],
+  ["duplicates", "Duplicates"],
   ["reference", "Reference data"],
   ["forms", "Forms"],
   ["webhooks", "Webhooks"],

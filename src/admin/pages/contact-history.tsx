@@ -9,13 +9,15 @@ import type { CursorCodec } from "../../lib/cursor.ts";
 import type { Db } from "../../storage/schema.ts";
 import { Time } from "../ui.tsx";
 import { shownValue } from "./contact-common.ts";
+import { mergesAt, MergeStatus, type MergeInfo } from "./merge-timeline.tsx";
 
 /**
  * The contact's timeline (docs/admin.md §3, docs/api.md §19: "the console's contact timeline
  * shows the change history beside the interactions"): its interaction logs and its change
  * records in one list, newest first, each change with its action, who made it, when, and
  * for an update the fields with their former and new values. Read through the services
- * (listInteractions, readHistory), never over HTTP.
+ * (listInteractions, readHistory), never over HTTP. A merge's record carries "Undo merge"
+ * while it can be undone (docs/api.md §20.4).
  */
 
 /** Entries of each kind read per page: a page shows at least this many, at most twice as many. */
@@ -32,6 +34,9 @@ export interface TimelinePage {
   entries: Entry[];
   actors: Map<string, string>;
   older: URLSearchParams | null;
+  /** The merges of the page's "merged" records, by their time in ms (docs/api.md §20.4), and the time they are judged at. */
+  merges: Map<number, MergeInfo>;
+  now: string;
 }
 
 /** Where a page starts: `cursor` for the interaction logs (as before the merge), `changes` for the change records; "end" when done. */
@@ -62,7 +67,7 @@ async function nextOf<T>(read: Read<T>, at: string | undefined, page: { data: T[
  * entries of the other source could come between), and each source's next cursor points
  * after the last entry the page kept of it.
  */
-export async function readTimeline(db: Db, cursors: CursorCodec, projectId: string, contactNumber: number, query: TimelineQuery): Promise<TimelinePage> {
+export async function readTimeline(db: Db, cursors: CursorCodec, projectId: string, contactNumber: number, query: TimelineQuery, now: string): Promise<TimelinePage> {
   const contact = await findContactIdentity(db, projectId, contactNumber);
   if (!contact) throw notFound("Contact");
   const logsAt = query.cursor || undefined;
@@ -86,7 +91,9 @@ export async function readTimeline(db: Db, cursors: CursorCodec, projectId: stri
     if (nextLogs) older.set("cursor", nextLogs);
     if (nextChanges) older.set("changes", nextChanges);
   }
-  return { entries: kept, actors: await actorNames(db, projectId, kept), older };
+  const mergedAt = kept.flatMap((e) => (e.kind === "change" && e.record.action === "merged" ? [e.at] : []));
+  const [actors, merges] = await Promise.all([actorNames(db, projectId, kept), mergesAt(db, contact.id, mergedAt)]);
+  return { entries: kept, actors, older, merges, now };
 }
 
 /** The names of who made the page's changes, by `type:id`: a key's name, an admin's email, a form's name, an import's file. */
@@ -206,13 +213,29 @@ const Fields: FC<{ record: ChangeRecord; customTitles: Map<string, string> }> = 
   );
 };
 
-const Change: FC<{ record: ChangeRecord; names: Map<string, string>; customTitles: Map<string, string> }> = ({ record, names, customTitles }) => (
+/** The contact a "deleted" record's contact was merged into (docs/api.md §20.2), if that is how it left. */
+function mergedInto(record: ChangeRecord): string | null {
+  const into = record.action === "deleted" ? record.changes?.find((c) => c.field === "mergedInto")?.to : undefined;
+  return typeof into === "string" ? into : null;
+}
+
+interface ChangeProps {
+  record: ChangeRecord;
+  names: Map<string, string>;
+  customTitles: Map<string, string>;
+  merge?: MergeInfo;
+  here: string;
+  now: string;
+}
+
+const Change: FC<ChangeProps> = ({ record, names, customTitles, merge, here, now }) => (
   <li>
     <p class="meta">
-      <Time at={record.at} /> · <strong>{ACTIONS[record.action] ?? record.action}</strong>
+      <Time at={record.at} /> · <strong>{mergedInto(record) ? `Merged into ${mergedInto(record)}` : (ACTIONS[record.action] ?? record.action)}</strong>
       {record.actor ? <> · by {actorText(record.actor, names)}</> : null}
     </p>
-    {record.changes && record.changes.length > 0 ? <Fields record={record} customTitles={customTitles} /> : null}
+    {merge ? <MergeStatus merge={merge} here={here} now={now} /> : null}
+    {record.changes && record.changes.length > 0 && !mergedInto(record) ? <Fields record={record} customTitles={customTitles} /> : null}
   </li>
 );
 
@@ -242,7 +265,13 @@ export const TimelineList: FC<{ page: TimelinePage; here: string; customTitles: 
       <p class="none">Nothing on the timeline yet.</p>
     ) : (
       <ol class="timeline" aria-label="Timeline, newest first">
-        {page.entries.map((e) => (e.kind === "log" ? <Log log={e.log} /> : <Change record={e.record} names={page.actors} customTitles={customTitles} />))}
+        {page.entries.map((e) =>
+          e.kind === "log" ? (
+            <Log log={e.log} />
+          ) : (
+            <Change record={e.record} names={page.actors} customTitles={customTitles} merge={e.record.action === "merged" ? page.merges.get(e.at) : undefined} here={here} now={page.now} />
+          ),
+        )}
       </ol>
     )}
     {page.older ? (

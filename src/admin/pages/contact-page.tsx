@@ -11,13 +11,16 @@ import type { AdminEnv } from "../env.ts";
 import { ErrorSummary, Layout, Notice, PostForm, TextArea, Time, type FormErrors } from "../ui.tsx";
 import { contactPath, contactsPath, displayName, idOf, loadReference, shownValue } from "./contact-common.ts";
 import { contactErasePages } from "./contact-erase.tsx";
+import { comparePath, duplicatesOfContact } from "./merge-choices.ts";
+import { mergeUndoPages } from "./merge-undo.tsx";
 import { readTimeline, TimelineList, type TimelinePage, type TimelineQuery } from "./contact-history.tsx";
 import { field } from "../security.ts";
 
 /**
  * A contact's page (docs/admin.md §3): every field, tags, custom fields, duplicateSignal, the
- * timeline (its interactions and its change history, docs/api.md §19) and "Add note"; "Erase"
- * (docs/import-export.md §3).
+ * timeline (its interactions and its change history, docs/api.md §19, with "Undo merge" on the
+ * merges it survived, §20.4) and "Add note"; "Erase" (docs/import-export.md §3); "Compare and
+ * merge" with its possible duplicates (§20).
  */
 export const contactPagePages = new Hono<AdminEnv>();
 
@@ -26,7 +29,17 @@ const DONE: Record<string, string> = {
   saved: "Contact saved.",
   unchanged: "Nothing was changed, so nothing was saved.",
   noted: "Note added.",
+  merged: "Contacts merged into this one. Their contact ids lead here now; the merge can be undone from the timeline for 30 days.",
+  unmerged: "Merge undone: the merged contacts are back.",
 };
+
+/** The notice after an action, or of a page reached through a merged-away contactId (src/admin/pages/merge-undo.tsx redirectMerged). */
+function doneText(c: Context<AdminEnv>): string | null {
+  const done = c.req.query("done");
+  const from = c.req.query("from") ?? "";
+  if (done === "mergedaway") return /^CR-\d{1,15}$/.test(from) ? `${from} was merged into this contact.` : null;
+  return done ? (DONE[done] ?? null) : null;
+}
 
 type Shown = Contact & { duplicateSignal: { emailMatches: number; phoneMatches: number } };
 
@@ -38,20 +51,21 @@ interface PageProps {
   contact: Shown;
   customTitles: Map<string, string>;
   timeline: TimelinePage;
+  /** Contacts sharing a duplicate key with this one (docs/api.md §20.1). */
+  duplicates: string[];
   note?: string;
   errors?: FormErrors;
 }
 
-const ContactPage = ({ c, contact, customTitles, timeline, note, errors }: PageProps) => {
+const ContactPage = ({ c, contact, customTitles, timeline, duplicates, note, errors }: PageProps) => {
   const name = displayName(contact);
   const here = contactPath(c, contact.contactId);
   const address = ADDRESS_KEYS.map((k) => contact.address[k]).filter((v): v is string => !!v);
   const dup = contact.duplicateSignal;
-  const done = c.req.query("done");
   return (
     <Layout title={name} session={c.var.session} project={c.var.project} section="contacts">
       <h1>{name}</h1>
-      <Notice text={done ? DONE[done] : null} />
+      <Notice text={doneText(c)} />
       <p class="actions">
         <a class="button secondary" href={`${here}/edit`}>
           Edit
@@ -100,6 +114,11 @@ const ContactPage = ({ c, contact, customTitles, timeline, note, errors }: PageP
           {dup.emailMatches > 0 && contact.email ? <> (<a href={`${contactsPath(c)}?${new URLSearchParams({ email: contact.email })}`}>show</a>)</> : null}
           ; {others(dup.phoneMatches, "phone")}
           {dup.phoneMatches > 0 && contact.phone ? <> (<a href={`${contactsPath(c)}?${new URLSearchParams({ phone: contact.phone })}`}>show</a>)</> : null}
+          {duplicates.length > 0 ? (
+            <div>
+              <a href={comparePath(c, [contact.contactId, ...duplicates], contact.contactId)}>Compare and merge</a> with {duplicates.join(", ")}
+            </div>
+          ) : null}
         </dd>
       </dl>
       <h2>Custom fields</h2>
@@ -138,9 +157,9 @@ async function show(c: Context<AdminEnv>, extra: { note?: string; errors?: FormE
   const n = requireContactNumber(c.req.param("contactId")!);
   const contact = await getContactWithSignal(db, projectId, n);
   const reference = await loadReference(db, projectId);
-  const timeline = await readTimeline(db, cursors, projectId, n, extra.from ?? {});
+  const [timeline, duplicates] = await Promise.all([readTimeline(db, cursors, projectId, n, extra.from ?? {}, isoNow(c.var.deps.clock)), duplicatesOfContact(db, projectId, n)]);
   const customTitles = new Map(reference.customFields.map((f) => [f.id, f.title]));
-  return c.html(<ContactPage c={c} contact={contact} customTitles={customTitles} timeline={timeline} note={extra.note} errors={extra.errors} />, status);
+  return c.html(<ContactPage c={c} contact={contact} customTitles={customTitles} timeline={timeline} duplicates={duplicates} note={extra.note} errors={extra.errors} />, status);
 }
 
 contactPagePages.get("/:contactId", (c) => show(c, { from: { cursor: c.req.query("cursor"), changes: c.req.query("changes") } }));
@@ -165,3 +184,4 @@ contactPagePages.post("/:contactId/notes", async (c) => {
 });
 
 contactPagePages.route("/", contactErasePages);
+contactPagePages.route("/", mergeUndoPages);
