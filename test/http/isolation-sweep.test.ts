@@ -74,6 +74,11 @@ const ROUTES: Record<string, RouteSpec> = {
   "POST /contacts/{contactId}/restore": { scope: "contacts:write", kind: "item", through: [409] },
   "GET /contacts/{contactId}/history": { scope: "contacts:read", kind: "item" },
   "GET /changes": { scope: "contacts:read", kind: "list" },
+  "GET /duplicates": { scope: "contacts:read", kind: "list" },
+  // The first merge of A's contact with its spare one goes through; later ones find the spare merged away (409).
+  "POST /contacts/{contactId}/merge": { scope: "contacts:write", kind: "item", through: [409], body: (c) => ({ contactIds: [c.a.spareContactId] }) },
+  // A's merge, undone by the first call that may; later ones are 409 (undone already).
+  "POST /merges/{mergeId}/undo": { scope: "contacts:write", kind: "item", through: [409] },
   "GET /webhooks": { scope: "webhooks:manage", kind: "list" },
   "POST /webhooks": { scope: "webhooks:manage", kind: "create", body: (c, side) => ({ url: (side === "A" ? c.a : c.b).rx.url, events: ["*"], description: "sweep" }) },
   "GET /webhooks/{id}": { scope: "webhooks:manage", kind: "item" },
@@ -96,6 +101,9 @@ interface Fixture {
   webhookSecret: string;
   formId: string;
   eventId: string;
+  /** A merge of two other contacts of the project, and a contact a merge into `contactId` may take (docs/api.md §20). */
+  mergeId: string;
+  spareContactId: string;
   logId: string;
   /** Every id and distinctive value of the project: none may show in the other project's answers. */
   secrets: string[];
@@ -151,6 +159,10 @@ async function fixture(p: ProjectInfo, tag: string, contactIdLabel: string | nul
   else expect(types).toEqual(["contact.created", "interaction_log.created", "contact.updated"]);
   const ping = await api("GET", "/ping");
   const tagObj = created.json.tags[0];
+  const other = async (firstName: string) => (await api("POST", "/contacts", { body: { firstName } })).json.contactId as string;
+  const [kept, gone, spareContactId] = [await other(`Kept${tag}`), await other(`Gone${tag}`), await other(`Spare${tag}`)];
+  const merged = await api("POST", `/contacts/${kept}/merge`, { body: { contactIds: [gone] } });
+  expectStatus(merged, 200);
   return {
     project: p,
     rx,
@@ -160,6 +172,8 @@ async function fixture(p: ProjectInfo, tag: string, contactIdLabel: string | nul
     webhookSecret: hook.json.secret,
     formId: form.id,
     eventId: events.json.data[0].id,
+    mergeId: merged.json.merge.id,
+    spareContactId,
     logId: log.json.id,
     secrets: [
       p.id,
@@ -180,6 +194,7 @@ async function fixture(p: ProjectInfo, tag: string, contactIdLabel: string | nul
       `Secret Kind ${tag}`,
       form.id,
       log.json.id,
+      merged.json.merge.id,
       `secret-log-${tag}`,
       `secret-field-${tag}`,
       hook.json.id,
@@ -205,7 +220,7 @@ beforeAll(async () => {
   const pb = await srv.newProject({ name: "sweep-b" });
   const a = await fixture(pa, "A", "CR-987654");
   const b = await fixture(pb, "B", null);
-  ctx = { params: { contactId: a.contactId, id: a.webhookId, formId: a.formId }, a, b };
+  ctx = { params: { contactId: a.contactId, id: a.webhookId, formId: a.formId, mergeId: a.mergeId }, a, b };
 }, 60_000);
 
 afterAll(async () => {
