@@ -83,6 +83,7 @@ details summary{cursor:pointer}
 .card>:first-child{margin-top:0}
 time>span{white-space:nowrap}
 .row{align-items:end}
+.row.top{align-items:start}
 .check+button{margin-top:.5rem}
 .timeline p{margin:.25rem 0}
 td.prewrap{min-width:12rem}

@@ -40,6 +40,8 @@ export async function undoMerge(db: Db, projectId: string, mergeId: string, now:
   if (survivorNumber === null) throw conflict(`Merge ${mergeId} cannot be undone: its surviving contact was erased.`);
   await lockContacts(db, projectId, [survivorNumber, ...snapshot.merged.map((m) => m.contactNumber)]);
 
+  // Read again under the locks: an undo of the same merge on another node may have just committed.
+  if ((await findMerge(db, projectId, mergeId))?.undone_at !== null) throw conflict(`Merge ${mergeId} was undone already.`);
   const survivor = await contacts.findContactRow(db, projectId, survivorNumber);
   if (!survivor || survivor.id !== merge.survivor_id) throw conflict(`Merge ${mergeId} cannot be undone: ${formatContactId(survivorNumber)} was since deleted or merged.`);
   const mergedRows = [];

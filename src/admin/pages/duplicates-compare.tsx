@@ -63,7 +63,7 @@ const Choice: FC<{ spec: FieldSpec; sides: Side[]; chosen: string; names: Return
         <Value text={union} from="from all of them" />
       </Option>
     ) : null}
-    <div class="row">
+    <div class="row top">
       {sides.map((s) => (
         <Option name={`f.${spec.name}`} value={s.contactId} checked={chosen === s.contactId}>
           <Value text={valueText(spec, s.state, names)} from={`from ${s.contactId}`} />
