@@ -176,6 +176,48 @@ export async function membersWithKeys(db: Db, projectId: string, key: string): P
   return rows.map((r) => ({ ...r, contact_number: Number(r.contact_number) }));
 }
 
+/**
+ * membersWithKeys for many keys at once: one statement per kind, each key's holders numbered
+ * by recency (row_number over the key) and cut at MAX_GROUP_MEMBERS + 1, so a page of groups
+ * costs a few round trips, not one per group (PostgreSQL).
+ */
+export async function membersOfKeys(db: Db, projectId: string, keys: string[]): Promise<Map<string, Member[]>> {
+  const found = new Map<string, Member[]>(keys.map((k) => [k, []]));
+  const byKind = { email: [] as string[], phone: [] as string[], name: [] as string[] };
+  for (const key of keys) byKind[reasonOf(key)].push(keyValue(key));
+  const columns = ["contacts.contact_number", "contacts.first_name", "contacts.last_name", "contacts.business_name", "contacts.email_key", "contacts.phone_key"] as const;
+  const kinds = [
+    ["email", "contacts.email_key"],
+    ["phone", "contacts.phone_key"],
+    ["name", "contact_name_keys.key"],
+  ] as const;
+  for (const [kind, column] of kinds) {
+    const values = byKind[kind];
+    if (values.length === 0) continue;
+    const base =
+      kind === "name"
+        ? db.selectFrom("contact_name_keys").innerJoin("contacts", "contacts.id", "contact_name_keys.contact_id").where("contact_name_keys.project_id", "=", projectId)
+        : db.selectFrom("contacts").where("contacts.project_id", "=", projectId);
+    const ranked = base
+      .select([...columns, sql<string>`${sql.ref(column)}`.as("held"), sql<number>`row_number() over (partition by ${sql.ref(column)} order by contacts.updated_at desc, contacts.contact_number desc)`.as("rank")])
+      .where(sql.ref(column), "in", values)
+      .where("contacts.deleted_at", "is", null);
+    const rows = await db.selectFrom(ranked.as("r")).selectAll().where("rank", "<=", MAX_GROUP_MEMBERS + 1).orderBy("held").orderBy("rank").execute();
+    for (const r of rows) {
+      const key = kind === "name" ? r.held : `${kind}:${r.held}`;
+      found.get(key)?.push({
+        contact_number: Number(r.contact_number),
+        first_name: r.first_name,
+        last_name: r.last_name,
+        business_name: r.business_name,
+        email_key: r.email_key,
+        phone_key: r.phone_key,
+      });
+    }
+  }
+  return found;
+}
+
 /** How many live contacts hold each of `keys` (grouped per kind: one statement each). */
 export async function holderCounts(db: Db, projectId: string, keys: string[]): Promise<Map<string, number>> {
   const counts = new Map<string, number>();

@@ -3,7 +3,7 @@ import type { CursorCodec } from "../lib/cursor.ts";
 import type { Page } from "../lib/pagination.ts";
 import { formatContactId } from "../contacts/service.ts";
 import { duplicateKeysOf, keyedFieldsOfRow, reasonOf, type DuplicateReason } from "./keys.ts";
-import { groupRows, groupTimes, holderCounts, MAX_GROUP_MEMBERS, membersWithKeys, type GroupRow, type Member } from "./repository.ts";
+import { groupRows, groupTimes, holderCounts, MAX_GROUP_MEMBERS, membersOfKeys, type GroupRow, type Member } from "./repository.ts";
 
 export interface DuplicateGroup {
   reasons: DuplicateReason[];
@@ -80,9 +80,9 @@ function exactKeys(c: Candidate, counts: Map<string, number>, times: Map<string,
 
 /** A chunk's rows with their holders, and what exactKeys needs of the other keys they share. */
 async function candidatesOf(db: Db, projectId: string, rows: GroupRow[]) {
-  const members = await Promise.all(rows.map((r) => membersWithKeys(db, projectId, r.key)));
-  const candidates = rows.map((row, i): Candidate => {
-    const list = members[i]!;
+  const members = await membersOfKeys(db, projectId, rows.map((r) => r.key));
+  const candidates = rows.map((row): Candidate => {
+    const list = members.get(row.key) ?? [];
     // A group too large to list whole is shown by its own key only.
     if (list.length < 2 || list.length > MAX_GROUP_MEMBERS) return { row, members: list, common: [row.key] };
     const keySets = list.map((m) => new Set(duplicateKeysOf(keyedFieldsOfRow(m))));
