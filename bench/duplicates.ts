@@ -32,16 +32,20 @@
  *
  * Env: BENCH_POSTGRES=0, BENCH_SQLITE=0 (one backend only), BENCH_DUP_PG_CONTACTS (N for
  * PostgreSQL; default N up to 200,000), BENCH_DUP_READS (300), BENCH_DUP_PAIRS (40),
- * BENCH_KEEP=1 keeps the temp dir.
+ * BENCH_KEEP=1 keeps the temp dir (crm.db, secret.key, load.json: the load's figures),
+ * BENCH_DUP_DATA=<a kept temp dir> (SQLite) copies its database in and measures it without
+ * loading again: built through the API all the same (by an earlier build, maybe; the report
+ * says so), its projects found by name and given new keys (findTenants), the load's figures
+ * from its load.json; each run adds its pairs' contacts to it.
  */
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { envNumber } from "./config.ts";
 import { Children, crmCli, guard, startServer } from "./harness/process.ts";
 import { mdTable, percentile, verdict } from "./harness/report.ts";
-import { createTenants, type ApiSeedProject } from "./harness/seed/api.ts";
+import { createTenants, findTenants, type ApiSeedProject } from "./harness/seed/api.ts";
 import { AREA, BIZ_A, BIZ_B, BIZ_C, FIRST, LAST, asciiLower, prng } from "./harness/seed/people.ts";
 import { startBenchCluster, type BenchCluster } from "./postgres/cluster.ts";
 
@@ -58,6 +62,7 @@ const LOGS = 100;
 const SHARED_IDENTIFIERS = 10;
 const POSTGRES = process.env.BENCH_POSTGRES !== "0";
 const SQLITE = process.env.BENCH_SQLITE !== "0";
+const DATA = process.env.BENCH_DUP_DATA ? resolve(process.env.BENCH_DUP_DATA) : null;
 const TARGET = { firstPageP95Ms: 50 };
 // Per backend: the load (with the tenants' 11 %) at a pessimistic 300 items/s, and 10 min for the rest.
 const perBackend = (n: number) => ((n * 1.11) / 300 + 600) * 1000;
@@ -203,7 +208,33 @@ async function load(url: string, projects: ApiSeedProject[]) {
     if (done - shown >= total / 10) (shown = done), log(`  ${done.toLocaleString("en")} / ${total.toLocaleString("en")}`);
   });
   const seconds = (performance.now() - started) / 1000;
-  return { total, seconds, rate: total / seconds, written: written[0]! };
+  return { total, seconds, rate: total / seconds, written: written[0]!, reused: null };
+}
+
+interface Loaded {
+  total: number;
+  seconds: number;
+  rate: number;
+  /** Duplicates written in the measured project, by kind. */
+  written: Record<Kind, number>;
+  /** Where a reused database came from (BENCH_DUP_DATA), with when it was built. */
+  reused: string | null;
+}
+
+/** BENCH_DUP_DATA's database copied into the temp dir; the figures of its load (load.json), or what the generator wrote for `n`. */
+function reuse(dir: string, n: number): Loaded {
+  if (!existsSync(join(dir, "crm.db"))) throw new Error(`BENCH_DUP_DATA=${dir} holds no crm.db`);
+  log(`reusing the database of ${dir} (BENCH_DUP_DATA): copying it into ${tmp}…`);
+  for (const file of ["crm.db", "crm.db-wal", "secret.key"]) if (existsSync(join(dir, file))) copyFileSync(join(dir, file), join(tmp, file));
+  const saved = join(dir, "load.json");
+  if (existsSync(saved)) {
+    const l = JSON.parse(readFileSync(saved, "utf8")) as Loaded & { n: number; builtAt: string };
+    if (l.n !== n) throw new Error(`BENCH_DUP_DATA=${dir} was built with N = ${l.n}, not ${n}`);
+    return { ...l, reused: `${dir} (built ${l.builtAt})` };
+  }
+  const written = { email: 0, phone: 0, name: 0 };
+  for (let i = 1; i <= n; i++) if (isDuplicate(0, i)) written[(["email", "phone", "name"] as const)[i % 3]!]++;
+  return { total: Number.NaN, seconds: Number.NaN, rate: Number.NaN, written, reused: `${dir} (no load.json: load figures unknown)` };
 }
 
 // ---------- the measures ----------
@@ -314,25 +345,34 @@ async function logCount(c: Client, contactId: string): Promise<number> {
 interface Figures {
   backend: Backend;
   n: number;
-  loaded: Awaited<ReturnType<typeof load>>;
+  loaded: Loaded;
   pages: Awaited<ReturnType<typeof duplicatePages>>;
   merges: Awaited<ReturnType<typeof mergesAndUndos>>;
   loadAvg: [number, number];
 }
 
-async function runOn(backend: Backend, n: number, env: Record<string, string>): Promise<Figures> {
+async function runOn(backend: Backend, n: number, env: Record<string, string>, data: string | null = null): Promise<Figures> {
   const cli = crmCli({ ...env, CRM_BOOTSTRAP: "false" }, 60_000);
-  const projects = createTenants(cli, n);
-  for (const p of projects) cli(["project", "update", p.id, "--batch-items-per-hour", "1000000000"]);
+  const reused = data ? reuse(data, n) : null;
+  const projects = reused ? findTenants(cli) : createTenants(cli, n);
+  if (!reused) for (const p of projects) cli(["project", "update", p.id, "--batch-items-per-hour", "1000000000"]);
   const server = await startServer({
     env: { ...env, CRM_BOOTSTRAP: "false", CRM_LOG_LEVEL: "warn" }, stdout: join(tmp, `${backend}.log`), stderr: join(tmp, `${backend}.err`),
     ready: "/readyz", name: `crm (${backend})`, children,
   });
   try {
     const total = projects.reduce((a, x) => a + x.count, 0);
-    log(`${backend}: loading ${projects.map((p) => p.count.toLocaleString("en")).join(" + ")} = ${total.toLocaleString("en")} contacts (batches of ${BATCH}, ${LOAD_CONNECTIONS} in flight)…`);
-    const loaded = await load(server.url, projects);
-    log(`  ${loaded.rate.toFixed(0)} contacts/s (${loaded.seconds.toFixed(0)} s); duplicates written in the measured project: ${JSON.stringify(loaded.written)}`);
+    let loaded: Loaded;
+    if (reused) {
+      loaded = reused;
+      log(`${backend}: ${projects.map((p) => `${p.name}: ${p.count.toLocaleString("en")}`).join(", ")} contacts, as built`);
+    } else {
+      log(`${backend}: loading ${projects.map((p) => p.count.toLocaleString("en")).join(" + ")} = ${total.toLocaleString("en")} contacts (batches of ${BATCH}, ${LOAD_CONNECTIONS} in flight)…`);
+      loaded = await load(server.url, projects);
+      log(`  ${loaded.rate.toFixed(0)} contacts/s (${loaded.seconds.toFixed(0)} s); duplicates written in the measured project: ${JSON.stringify(loaded.written)}`);
+      // For a later BENCH_DUP_DATA run (with BENCH_KEEP=1).
+      writeFileSync(join(tmp, "load.json"), JSON.stringify({ ...loaded, n, builtAt: new Date().toISOString() }));
+    }
     const c = { url: server.url, key: projects[0]!.key };
     const startLoad = loadavg()[0]!;
     log(`${backend}: GET /duplicates, the first page ${READS} times, every page once, ${READS} later pages…`);
@@ -376,7 +416,8 @@ function table(f: Figures): string {
   return [
     `### ${f.backend === "sqlite" ? "SQLite (file)" : "PostgreSQL (embedded, durable defaults)"}, N = ${f.n.toLocaleString("en")}`,
     "",
-    `Load: ${f.loaded.total.toLocaleString("en")} contacts in 3 projects (${f.n.toLocaleString("en")} measured) through POST /v1/contacts/batch at ` +
+    `${f.loaded.reused ? `Data reused from ${f.loaded.reused}, a copy; its load: ` : "Load: "}` +
+      `${f.loaded.total.toLocaleString("en")} contacts in 3 projects (${f.n.toLocaleString("en")} measured) through POST /v1/contacts/batch at ` +
       `${Math.round(f.loaded.rate).toLocaleString("en")}/s (${f.loaded.seconds.toFixed(0)} s); written as duplicates in the measured project: ${written.email.toLocaleString("en")} by email, ` +
       `${written.phone.toLocaleString("en")} by phone, ${written.name.toLocaleString("en")} by name. Load average (1 min) ${f.loadAvg[0].toFixed(2)} → ${f.loadAvg[1].toFixed(2)} during the measures.`,
     "",
@@ -386,7 +427,7 @@ function table(f: Figures): string {
 
 async function main() {
   const results: Figures[] = [];
-  if (SQLITE) results.push(await runOn("sqlite", N, { CRM_DB_PATH: join(tmp, "crm.db") }));
+  if (SQLITE) results.push(await runOn("sqlite", N, { CRM_DB_PATH: join(tmp, "crm.db") }, DATA));
   if (POSTGRES) {
     log("starting embedded PostgreSQL (durable defaults)…");
     cluster = await startBenchCluster({ synchronousCommit: "on", slowMs: 1000 });
