@@ -1,4 +1,4 @@
-import type { Db } from "../storage/schema.ts";
+import type { Database, Db } from "../storage/schema.ts";
 import { jsonColumn } from "../storage/query.ts";
 import type { ContactState } from "../contacts/state.ts";
 
@@ -18,16 +18,7 @@ export interface MergeSnapshot {
   }>;
 }
 
-export interface MergeRow {
-  id: string;
-  project_id: string;
-  survivor_id: number;
-  merged_ids: string;
-  snapshot: string | null;
-  at: string;
-  undo_until: string;
-  undone_at: string | null;
-}
+export type MergeRow = Database["merges"];
 
 export async function insertMerge(db: Db, row: Omit<MergeRow, "undone_at">) {
   await db.insertInto("merges").values({ ...row, undone_at: null }).execute();
