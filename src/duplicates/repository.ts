@@ -1,6 +1,7 @@
 import { sql } from "kysely";
 import type { Db } from "../storage/schema.ts";
 import { preparedInsert, preparedQuery } from "../storage/prepared.ts";
+import { keysetAfter } from "../storage/keyset.ts";
 import { keyValue, reasonOf, type DuplicateReason } from "./keys.ts";
 
 /** Most contactIds a group lists (docs/api.md §20.1): the most recently updated first. */
@@ -132,9 +133,8 @@ export interface GroupRow {
 /** Group rows newest first, after (last_at, key) when given. */
 export async function groupRows(db: Db, projectId: string, after: { lastAt: string; key: string } | null, limit: number): Promise<GroupRow[]> {
   let query = db.selectFrom("duplicate_groups").select(["key", "last_at"]).where("project_id", "=", projectId);
-  if (after) {
-    query = query.where((eb) => eb.or([eb("last_at", "<", after.lastAt), eb.and([eb("last_at", "=", after.lastAt), eb("key", "<", after.key)])]));
-  }
+  // With the first column's own bound, the index seeks to the cursor instead of walking every newer group.
+  if (after) query = query.where((eb) => keysetAfter(eb as never, ["last_at", "key"], [after.lastAt, after.key], "desc"));
   return query.orderBy("last_at", "desc").orderBy("key", "desc").limit(limit).execute();
 }
 
