@@ -22,7 +22,7 @@ import { until } from "../helpers/until.ts";
 /** Every table of the data, as the brief of docs/scaling.md §6 lists them (schema_migrations is bookkeeping). */
 const TABLES = [
   "settings", "projects", "api_keys", "contact_types", "interaction_types", "custom_fields", "tags", "contacts",
-  "contact_tags", "contact_search_terms", "contact_unique_values", "interaction_logs", "events", "idempotency_records", "webhooks",
+  "contact_tags", "contact_search_terms", "contact_unique_values", "contact_name_keys", "duplicate_groups", "merges", "interaction_logs", "events", "idempotency_records", "webhooks",
   "deliveries", "delivery_attempts", "forms", "form_submissions", "admins", "admin_imports", "erased_contacts", "changes",
   "change_counters",
 ];
@@ -165,6 +165,12 @@ beforeAll(async () => {
     if (uid === "msg-1") before.logId = res.json.id;
   }
   before.logsText = (await api("GET", `/contacts/${first.contactId}/interactions`)).text;
+
+  // Duplicates and a merge move too (docs/api.md §20): name keys, a group, the merge and its merged-away row.
+  for (let i = 0; i < 2; i++) expectStatus(await api("POST", "/contacts", { body: { firstName: "Twin", lastName: "Copy", email: "twin@example.com" } }), 201);
+  const keep = await api("POST", "/contacts", { body: { firstName: "Merged", email: "merged@example.com" } });
+  const fold = await api("POST", "/contacts", { body: { firstName: "Merged", email: "MERGED@example.com" } });
+  expectStatus(await api("POST", `/contacts/${keep.json.contactId}/merge`, { body: { contactIds: [fold.json.contactId] } }), 200);
 
   const form = await srv.cli(["form", "create", "--project", srv.projectId, "--name", "Contact us", "--fields", "email,firstName", "--json"]);
   expectStatus(await srv.api("POST", `/forms/${form.id}/submissions`, { key: null, body: { email: "form@example.com", firstName: "Formy" } }), 201);
