@@ -47,6 +47,7 @@ import { BUN, Children, crmCli, guard, ROOT, startServer, type Server } from "./
 import { mdTable, percentile, times, verdict } from "./harness/report.ts";
 import { FIRST, drawPerson, prng } from "./harness/seed/people.ts";
 import { postgresTicks, procTicks, startBenchCluster, ticksToUs, type BenchCluster } from "./postgres/cluster.ts";
+import { call, type Client, pool, range } from "./harness/http.ts";
 
 const N = Number(process.argv[2] ?? 100_000);
 const PROJECTS = 4;
@@ -133,32 +134,7 @@ function startBuild(build: "before" | "after", env: Record<string, string>, name
 
 // ---------- HTTP ----------
 
-interface Client {
-  url: string;
-  key: string;
-}
 
-async function call(c: Client, method: string, path: string, body?: unknown): Promise<{ status: number; json: any; ms: number }> {
-  const started = performance.now();
-  const res = await fetch(`${c.url}/v1${path}`, {
-    method,
-    headers: { authorization: `Bearer ${c.key}`, ...(body ? { "content-type": "application/json" } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const text = await res.text();
-  const ms = performance.now() - started;
-  if (res.status >= 300) throw new Error(`${method} ${path} answered ${res.status}: ${text.slice(0, 300)}`);
-  return { status: res.status, json: text ? JSON.parse(text) : null, ms };
-}
-
-/** `count` jobs with `connections` in flight. */
-async function pool(count: number, connections: number, job: (i: number) => Promise<unknown>) {
-  let next = 0;
-  const worker = async () => {
-    while (next < count) await job(next++);
-  };
-  await Promise.all(Array.from({ length: connections }, worker));
-}
 
 /** Person `n` of project `p` (deterministic), with an email of its own. */
 function person(p: number, n: number, email = `person.${n}@p${p}.changes.example.com`): Body {
@@ -175,7 +151,6 @@ function person(p: number, n: number, email = `person.${n}@p${p}.changes.example
   };
 }
 
-const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
 
 // ---------- a backend ----------
 

@@ -48,6 +48,7 @@ import { mdTable, percentile, verdict } from "./harness/report.ts";
 import { createTenants, findTenants, type ApiSeedProject } from "./harness/seed/api.ts";
 import { AREA, BIZ_A, BIZ_B, BIZ_C, FIRST, LAST, asciiLower, prng } from "./harness/seed/people.ts";
 import { startBenchCluster, type BenchCluster } from "./postgres/cluster.ts";
+import { call, type Client, pool, range } from "./harness/http.ts";
 
 const args = process.argv.slice(2).filter((a) => a !== "--print");
 const PRINT = process.argv.includes("--print");
@@ -85,34 +86,8 @@ type Body = Record<string, unknown>;
 
 // ---------- HTTP ----------
 
-interface Client {
-  url: string;
-  key: string;
-}
 
-async function call(c: Client, method: string, path: string, body?: unknown): Promise<{ status: number; json: any; ms: number }> {
-  const started = performance.now();
-  const res = await fetch(`${c.url}/v1${path}`, {
-    method,
-    headers: { authorization: `Bearer ${c.key}`, ...(body ? { "content-type": "application/json" } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const text = await res.text();
-  const ms = performance.now() - started;
-  if (res.status >= 300) throw new Error(`${method} ${path} answered ${res.status}: ${text.slice(0, 300)}`);
-  return { status: res.status, json: text ? JSON.parse(text) : null, ms };
-}
 
-/** `count` jobs with `connections` in flight. */
-async function pool(count: number, connections: number, job: (i: number) => Promise<unknown>) {
-  let next = 0;
-  const worker = async () => {
-    while (next < count) await job(next++);
-  };
-  await Promise.all(Array.from({ length: connections }, worker));
-}
-
-const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
 
 // ---------- the people ----------
 

@@ -34,6 +34,7 @@ import { Children, crmCli, guard, startServer, type Server } from "./harness/pro
 import { mdTable, percentile, times } from "./harness/report.ts";
 import { FIRST, LAST, drawPerson, prng } from "./harness/seed/people.ts";
 import { startBenchCluster, type BenchCluster } from "./postgres/cluster.ts";
+import { call, type Client, range } from "./harness/http.ts";
 
 const N = Number(process.argv[2] ?? 100_000);
 const BATCH = 1000;
@@ -79,23 +80,6 @@ function person(n: number): Body {
 }
 const emailOf = (n: number) => `person.${n}@sync.example.com`;
 
-interface Client {
-  url: string;
-  key: string;
-}
-
-async function call(c: Client, method: string, path: string, body?: unknown): Promise<{ status: number; json: any; ms: number }> {
-  const started = performance.now();
-  const res = await fetch(`${c.url}/v1${path}`, {
-    method,
-    headers: { authorization: `Bearer ${c.key}`, ...(body ? { "content-type": "application/json" } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const text = await res.text();
-  const ms = performance.now() - started;
-  if (res.status >= 300) throw new Error(`${method} ${path} answered ${res.status}: ${text.slice(0, 300)}`);
-  return { status: res.status, json: text ? JSON.parse(text) : null, ms };
-}
 
 /** Batches of `items(from, to)` with CONNECTIONS in flight until `total` items; items/s overall and over the last tenth. */
 async function batches(c: Client, total: number, body: (from: number, to: number) => Body, onProgress?: (done: number) => void) {
@@ -224,7 +208,6 @@ async function runOn(backend: Backend, env: Record<string, string>): Promise<Bac
   }
 }
 
-const range = (from: number, to: number) => Array.from({ length: to - from }, (_, i) => from + i);
 const ms2 = (n: number) => n.toFixed(2);
 
 function report(results: BackendResult[]): string {
