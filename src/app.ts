@@ -113,6 +113,8 @@ export function createApp(deps: AppDeps) {
   app.use("/admin/*", adminErrorPages() as unknown as MiddlewareHandler<AppEnv>);
   app.use("/admin/*", limitBodies());
   app.use("/v1/forms/:formId/submissions", formErrorPages() as unknown as MiddlewareHandler<AppEnv>);
+  // `/` leads to the console (docs/admin.md §1); the console sends a browser without a session to sign in.
+  app.get("/", (c) => c.redirect("/admin", 302));
   app.get("/healthz", (c) => c.json({ status: "ok" }));
   app.get("/readyz", async (c) => ((await deps.isReady()) ? c.json({ status: "ready" }) : c.json({ status: "not ready" }, 503)));
   app.get("/metrics", async (c) =>

@@ -113,12 +113,15 @@ async function serveOn(
         `API key with every scope, shown once; keep it now:\n\n  ${created.key}\n`,
     );
   }
+  const host = config.HOST === "0.0.0.0" || config.HOST === "::" ? "localhost" : config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST;
+  const origin = `http://${host}:${listener.server.port}`;
+  // Every start says where the console and the reference are (docs/operations.md §3).
+  console.log(`Console:   ${origin}/admin\nReference: ${origin}/docs\n`);
   const setupToken = await issueSetupToken(writes, clock.now());
   if (setupToken) {
-    const host = config.HOST === "0.0.0.0" || config.HOST === "::" ? "localhost" : config.HOST.includes(":") ? `[${config.HOST}]` : config.HOST;
     console.log(
       `No admin account yet. Create the first one in the browser within 24 hours (the link works once):\n\n` +
-        `  http://${host}:${listener.server.port}/admin/setup?token=${setupToken}\n`,
+        `  ${origin}/admin/setup?token=${setupToken}\n`,
     );
   }
   const keys = new KeyStore(db, writes);

@@ -12,6 +12,7 @@ import type { Session } from "./sessions.ts";
 
 /** A project's sections, in the order of its navigation (the accessible names the tests rely on). */
 export const PROJECT_SECTIONS = [
+  ["home", "Home"],
   ["keys", "API keys"],
   ["contacts", "Contacts"],
   ["duplicates", "Duplicates"],
@@ -21,10 +22,13 @@ export const PROJECT_SECTIONS = [
   ["events", "Events"],
   ["import", "Import"],
   ["export", "Export"],
+  ["settings", "Settings"],
 ] as const;
-export type Section = (typeof PROJECT_SECTIONS)[number][0] | "settings";
+export type Section = (typeof PROJECT_SECTIONS)[number][0];
 
-export const projectPath = (project: { id: string }, section?: string) => `/admin/projects/${project.id}${section ? `/${section}` : ""}`;
+/** A project's page; its home is the project's own path. */
+export const projectPath = (project: { id: string }, section?: string) =>
+  `/admin/projects/${project.id}${section && section !== "home" ? `/${section}` : ""}`;
 
 /** The hidden CSRF field of every form (docs/admin.md §2). */
 export const Csrf: FC<{ token: string }> = ({ token }) => <input type="hidden" name="_csrf" value={token} />;
@@ -56,6 +60,7 @@ export const Layout: FC<PropsWithChildren<Page>> = ({ title, session, project, s
       {refresh ? <meta http-equiv="refresh" content={String(refresh)} /> : null}
       <title>{project ? `${title} · ${project.name} · CRM admin` : `${title} · CRM admin`}</title>
       <link rel="stylesheet" href={assetPath("admin.css")} />
+      <script src={assetPath("admin.js")} defer></script>
     </head>
     <body>
       <a class="skip" href="#main">
@@ -83,26 +88,40 @@ export const Layout: FC<PropsWithChildren<Page>> = ({ title, session, project, s
   </>
 );
 
+const SectionLinks: FC<{ project: Project; section?: Section; class?: string }> = (p) => (
+  <ul class={p.class}>
+    {PROJECT_SECTIONS.map(([path, name]) => (
+      <li>
+        <a href={projectPath(p.project, path)} aria-current={p.section === path ? "page" : undefined}>
+          {name}
+        </a>
+      </li>
+    ))}
+  </ul>
+);
+
+/**
+ * The project's navigation: a row of links on a wide screen; on a phone the same links
+ * folded into one "Menu" (CSS shows one or the other), so it never takes three rows.
+ */
 const ProjectNav: FC<{ project: Project; section?: Section }> = ({ project, section }) => (
   <nav class="project" aria-label={`Project ${project.name}`}>
-    <a href="/admin/projects" class="crumb">
-      Projects
-    </a>
-    <span aria-hidden="true" class="sep">
-      /
-    </span>
-    <a href={projectPath(project)} class="crumb" aria-current={section === "settings" ? "page" : undefined}>
-      {project.name}
-    </a>
-    <ul>
-      {PROJECT_SECTIONS.map(([path, name]) => (
-        <li>
-          <a href={projectPath(project, path)} aria-current={section === path ? "page" : undefined}>
-            {name}
-          </a>
-        </li>
-      ))}
-    </ul>
+    <div class="head">
+      <a href="/admin/projects" class="crumb">
+        Projects
+      </a>
+      <span aria-hidden="true" class="sep">
+        /
+      </span>
+      <a href={projectPath(project)} class="crumb">
+        {project.name}
+      </a>
+    </div>
+    <SectionLinks project={project} section={section} class="wide" />
+    <details class="menu">
+      <summary>Menu: {PROJECT_SECTIONS.find(([path]) => path === section)?.[1] ?? "sections"}</summary>
+      <SectionLinks project={project} section={section} />
+    </details>
   </nav>
 );
 
@@ -226,9 +245,17 @@ export const Checkbox: FC<{ label: string; name: string; value?: string; checked
   );
 };
 
+/** A button that copies the text of the element `target` names; hidden until the console's script runs. */
+export const CopyButton: FC<{ target: string; label?: string }> = ({ target, label }) => (
+  <button type="button" class="secondary copy" data-copy={target} hidden>
+    {label ?? "Copy"}
+  </button>
+);
+
 /**
  * A secret shown once (a new API key, a new signing secret), in a read-only text box named
- * by `label`: selectable and copyable by hand, readable as its value and as its text.
+ * by `label`: selectable, copyable with its button, readable as its value and as its text.
+ * Pages show it from a one-time cookie (src/admin/shown-once.ts), so a reload does not.
  */
 export const ShownOnce: FC<{ label: string; value: string; note: string }> = ({ label, value, note }) => (
   <section class="once" aria-labelledby="once-label">
@@ -238,6 +265,7 @@ export const ShownOnce: FC<{ label: string; value: string; note: string }> = ({ 
     <textarea id="once-value" readonly rows={2} spellcheck={false} autocomplete="off">
       {value}
     </textarea>
+    <CopyButton target="once-value" label={`Copy ${label.toLowerCase()}`} />
     <p class="hint">{note}</p>
   </section>
 );

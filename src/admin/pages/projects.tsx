@@ -10,6 +10,7 @@ import { contactPages } from "./contacts.tsx";
 import { eventPages } from "./events.tsx";
 import { exportPages } from "./export.tsx";
 import { formPages } from "./forms.tsx";
+import { homePages } from "./home.tsx";
 import { importPages } from "./import.tsx";
 import { keyPages } from "./keys.tsx";
 import { referencePages } from "./reference.tsx";
@@ -98,7 +99,7 @@ const ProjectsPage = (p: { c: Context<AdminEnv>; projects: Project[]; values?: P
           {p.projects.map((project) => (
             <tr>
               <td>
-                <a href={projectPath(project, "contacts")}>{project.name}</a>
+                <a href={projectPath(project)}>{project.name}</a>
               </td>
               <td class="mono">{project.id}</td>
               <td class="num">
@@ -133,7 +134,7 @@ projectPages.post("/", async (c) => {
   const { values, data, errors } = readProjectForm(c);
   if (!data) return c.html(<ProjectsPage c={c} projects={await listProjects(c.var.deps.db)} values={values} errors={errors} />, 422);
   const project = await write(c, undefined, (trx) => createProject(trx, data.name, isoNow(c.var.deps.clock), data));
-  return c.redirect(`${projectPath(project)}?done=created`, 303);
+  return c.redirect(`${projectPath(project, "settings")}?done=created`, 303);
 });
 
 const SettingsPage = (p: { c: Context<AdminEnv>; values: Partial<ProjectValues>; errors?: FormErrors; done?: string }) => {
@@ -155,7 +156,7 @@ const SettingsPage = (p: { c: Context<AdminEnv>; values: Partial<ProjectValues>;
       <section class="card" aria-labelledby="settings">
         <h2 id="settings">Name, quota and limits</h2>
         <ErrorSummary errors={p.errors} ids={fieldIds} />
-        <PostForm action={projectPath(project)} token={p.c.var.session.csrfToken}>
+        <PostForm action={projectPath(project, "settings")} token={p.c.var.session.csrfToken}>
           <ProjectFields values={p.values} errors={p.errors} limits />
           <button type="submit">Save</button>
         </PostForm>
@@ -172,17 +173,18 @@ const valuesOf = (project: Project): ProjectValues => ({
   batchItemsPerHour: String(project.batchItemsPerHour),
 });
 
-projectPages.get("/:projectId", (c) => c.html(<SettingsPage c={c} values={valuesOf(c.var.project)} done={c.req.query("done")} />));
+projectPages.get("/:projectId/settings", (c) => c.html(<SettingsPage c={c} values={valuesOf(c.var.project)} done={c.req.query("done")} />));
 
-projectPages.post("/:projectId", async (c) => {
+projectPages.post("/:projectId/settings", async (c) => {
   const { values, data, errors } = readProjectForm(c);
   if (!data) return c.html(<SettingsPage c={c} values={values} errors={errors} />, 422);
   const id = c.var.project.id;
   // A blank quota removes the limit; blank limits keep their values.
   await write(c, id, (trx) => updateProject(trx, id, { ...data, contactQuota: data.contactQuota ?? null }, isoNow(c.var.deps.clock)));
-  return c.redirect(`${projectPath(c.var.project)}?done=saved`, 303);
+  return c.redirect(`${projectPath(c.var.project, "settings")}?done=saved`, 303);
 });
 
+projectPages.route("/:projectId", homePages);
 projectPages.route("/:projectId/keys", keyPages);
 projectPages.route("/:projectId/contacts", contactPages);
 projectPages.route("/:projectId/reference", referencePages);
