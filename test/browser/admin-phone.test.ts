@@ -1,0 +1,146 @@
+/**
+ * Every console page at 390 px and at 1280 px (docs/admin.md §3, §22 of the decisions: "At 390 px
+ * nothing scrolls sideways, tables included"). A project is filled as an operator's would be
+ * (test/helpers/console-seed.ts), then headless Chromium crawls the console from
+ * /admin/projects, following every same-origin link under /admin (GET only; no sign-out, no
+ * downloads), each kind of page (its address with ids replaced) once or twice. At both widths
+ * each page answers 200, does not scroll sideways (neither the page nor anything inside it),
+ * asks for nothing outside the server, breaks no CSP rule and logs or throws no error; at
+ * 390 px the project's navigation takes at most two rows. The assertion lists every page
+ * that fails, with why.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { AdminClient, createAdminAccount } from "../helpers/admin.ts";
+import { launchBrowser, recordPage, type PageRecord } from "../helpers/browser.ts";
+import { seedConsole, type ConsoleSeed } from "../helpers/console-seed.ts";
+import { startServer, type ServerHandle } from "../helpers/server.ts";
+import { consolePattern, isCrawlable, navRows, sidewaysScroll, signInPage } from "../helpers/console-pages.ts";
+
+let server: ServerHandle;
+let browser: Browser;
+let seed: ConsoleSeed;
+let account: { email: string; password: string };
+
+/** At most this many pages, and each kind of page at most twice. */
+const MAX_PAGES = 80;
+const PER_KIND = 2;
+
+beforeAll(async () => {
+  [server, browser] = await Promise.all([
+    startServer({ env: "sandbox", extraEnv: { CRM_WEBHOOK_RETRY_SCHEDULE: "1s,1s,1h", CRM_OUTBOX_POLL_MS: "50" } }),
+    launchBrowser(),
+  ]);
+  account = await createAdminAccount(server.env);
+  const admin = new AdminClient(server.origin);
+  await admin.signIn(account.email, account.password);
+  seed = await seedConsole(server, admin);
+}, 240_000);
+
+afterAll(async () => {
+  await browser?.close();
+  for (const r of seed?.receivers ?? []) await r.stop();
+  await server?.stop();
+}, 60_000);
+
+interface Viewer {
+  width: number;
+  context: BrowserContext;
+  page: Page;
+  record: PageRecord;
+}
+
+/** What the page did since `mark` (the record's lengths then). */
+function since(record: PageRecord, mark: number[], origin: string): string[] {
+  const [requests, foreign, csp, consoleErrors, pageErrors] = mark;
+  const out: string[] = [];
+  const outside = [...record.foreign.slice(foreign), ...record.requests.slice(requests).filter((u) => !u.startsWith("data:") && new URL(u).origin !== origin)];
+  if (outside.length) out.push(`requests outside the server: ${[...new Set(outside)].join(", ")}`);
+  for (const c of record.cspViolations.slice(csp)) out.push(`CSP violation: ${c}`);
+  for (const c of record.consoleErrors.slice(consoleErrors)) out.push(`console error: ${c}`);
+  for (const c of record.pageErrors.slice(pageErrors)) out.push(`page error: ${c}`);
+  return out;
+}
+const markOf = (r: PageRecord) => [r.requests.length, r.foreign.length, r.cspViolations.length, r.consoleErrors.length, r.pageErrors.length];
+
+describe("every console page at 390 px and 1280 px", () => {
+  test("the seeding made everything the crawl needs", () => {
+    expect(seed.problems).toEqual([]);
+  });
+
+  test("every page answers 200, scrolls sideways at neither width (nor anything inside it), stays on the server, breaks no CSP rule and logs no error; at 390 px the project's navigation takes at most two rows", async () => {
+    const viewers: Viewer[] = [];
+    for (const width of [1280, 390]) {
+      const context = await browser.newContext(width === 390 ? { viewport: { width, height: 844 }, isMobile: true, hasTouch: true } : { viewport: { width, height: 800 } });
+      const page = await context.newPage();
+      viewers.push({ width, context, page, record: await recordPage(page, server.origin) });
+    }
+    try {
+      for (const v of viewers) await signInPage(v.page, server.origin, account);
+      const base = `/admin/projects/${seed.project.id}`;
+      // Pages no link may lead to from the first pages, and the values the seeding made long or busy.
+      const queue: string[] = [
+        "/admin/projects",
+        base,
+        `${base}/contacts/${seed.longContact}`,
+        `${base}/contacts/${seed.busyContact}`,
+        `${base}/contacts/${seed.merged.survivor}`,
+        `${base}/contacts/${seed.deletedContact}`,
+        `${base}/contacts?sort=name`,
+        `${base}/duplicates/compare?ids=${seed.duplicatePair.join(",")}`,
+        `${base}/webhooks/${seed.webhooks.failing.id}`,
+        `${base}/webhooks/${seed.webhooks.succeeding.id}`,
+        ...(seed.importPath ? [seed.importPath] : []),
+      ].map((p) => server.origin + p);
+      const queued = new Set(queue);
+      const kinds = new Map<string, number>();
+      const visited: string[] = [];
+      const failures: string[] = [];
+      const [desktop, phone] = viewers as [Viewer, Viewer];
+
+      while (queue.length && visited.length < MAX_PAGES) {
+        const url = queue.shift()!;
+        const kind = consolePattern(url);
+        if ((kinds.get(kind) ?? 0) >= PER_KIND) continue;
+        // A link to a file (an export, rejected rows) is a download, not a page.
+        const probe = await desktop.context.request.get(url);
+        if (!(probe.headers()["content-type"] ?? "").startsWith("text/html")) continue;
+        kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+        visited.push(url);
+        const path = new URL(url).pathname + new URL(url).search;
+        for (const v of [desktop, phone]) {
+          const mark = markOf(v.record);
+          const problems: string[] = [];
+          try {
+            const res = await v.page.goto(url, { waitUntil: "load" });
+            if (res?.status() !== 200) problems.push(`answered ${res?.status()}`);
+            const side = await sidewaysScroll(v.page);
+            problems.push(...side);
+            if (v.width === 390) {
+              const rows = await navRows(v.page);
+              if (rows > 2) problems.push(`the project's navigation takes ${rows} rows`);
+            }
+          } catch (error) {
+            problems.push(`did not load: ${String(error).split("\n")[0]}`);
+          }
+          problems.push(...since(v.record, mark, server.origin));
+          if (problems.length) failures.push(`${path} at ${v.width} px: ${problems.join("; ")}`);
+        }
+        // Links of the wide page (the phone's menu holds the same ones).
+        const hrefs = await desktop.page.locator("a[href]").evaluateAll((as) => as.map((a) => (a as HTMLAnchorElement).href));
+        for (const href of hrefs) {
+          const clean = href.replace(/#.*$/, "");
+          if (!isCrawlable(clean, server.origin) || queued.has(clean)) continue;
+          queued.add(clean);
+          queue.push(clean);
+        }
+      }
+      console.log(`crawled ${visited.length} pages of ${kinds.size} kinds:\n  ${[...kinds.keys()].join("\n  ")}`);
+      expect(failures, `pages that fail:\n${failures.join("\n")}`).toEqual([]);
+      // The crawl reached the console's sections (a broken navigation would show as a short crawl).
+      expect(kinds.size).toBeGreaterThanOrEqual(20);
+    } finally {
+      for (const v of viewers) await v.context.close();
+    }
+  }, 420_000);
+});
