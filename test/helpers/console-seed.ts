@@ -9,7 +9,7 @@
  */
 import { AdminClient } from "./admin.ts";
 import { startReceiver, type Receiver } from "./receiver.ts";
-import type { ProjectInfo, ServerHandle } from "./server.ts";
+import { walk, type ProjectInfo, type ServerHandle } from "./server.ts";
 import { until } from "./until.ts";
 
 export interface ConsoleSeed {
@@ -32,6 +32,8 @@ export interface ConsoleSeed {
   /** The finished import's page (console path), if the import worked. */
   importPath?: string;
   receivers: Receiver[];
+  /** Contacts the project holds once seeded (the merged-away and the deleted one not counted), as the API lists them. */
+  liveContacts: number;
   /** Steps that failed (nothing else stops the seeding). */
   problems: string[];
 }
@@ -200,7 +202,8 @@ export async function seedConsole(server: ServerHandle, admin: AdminClient, opts
     ),
   );
 
-  return { project, contacts, busyContact, longContact, duplicatePair, merged: { survivor, mergedAway }, deletedContact, formId, webhooks: { failing, succeeding }, importPath, receivers, problems };
+  const liveContacts = (await walk(project.api, "/contacts", { limit: 100 })).items.length;
+  return { liveContacts, project, contacts, busyContact, longContact, duplicatePair, merged: { survivor, mergedAway }, deletedContact, formId, webhooks: { failing, succeeding }, importPath, receivers, problems };
 }
 
 /** Uploads `csv` on the console's import page, starts it without choices and waits for it to finish; its page's path. */

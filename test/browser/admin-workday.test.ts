@@ -1,0 +1,291 @@
+/**
+ * An operator's working day in the console, in a real browser (decisions §22, docs/admin.md
+ * §3–§4): sign in, the projects, a project's Home (totals, charts drawn as SVG with a text
+ * alternative), the contacts list (total, sort, next and previous pages, two selected and
+ * tagged, one deleted after a confirmation), a contact's page (an interaction of a type
+ * other than note added and shown on the timeline; the contact deleted and restored),
+ * reference data (a tag renamed), webhooks (a subscription's URL edited; attempts naming
+ * their events), API keys (a key shown once with a copy button, gone on reload, revoked
+ * after a confirmation) and an import (a HubSpot-style CSV uploaded, previewed, started,
+ * summed up). Found by accessible names only; each step checked through the API where it
+ * matters. Each step is a test of its own, from the project's Home, so one broken page
+ * does not hide the others.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { Browser, BrowserContext, Locator, Page } from "playwright-core";
+import { AdminClient, createAdminAccount } from "../helpers/admin.ts";
+import { launchBrowser, recordPage, type PageRecord } from "../helpers/browser.ts";
+import { seedConsole, type ConsoleSeed } from "../helpers/console-seed.ts";
+import { startServer, type ServerHandle } from "../helpers/server.ts";
+
+let server: ServerHandle;
+let browser: Browser;
+let seed: ConsoleSeed;
+let account: { email: string; password: string };
+let context: BrowserContext;
+let page: Page;
+let record: PageRecord;
+
+const WAIT = 10_000;
+
+beforeAll(async () => {
+  [server, browser] = await Promise.all([
+    startServer({ env: "sandbox", extraEnv: { CRM_WEBHOOK_RETRY_SCHEDULE: "1s,1s,1h", CRM_OUTBOX_POLL_MS: "50" } }),
+    launchBrowser(),
+  ]);
+  account = await createAdminAccount(server.env);
+  const admin = new AdminClient(server.origin);
+  await admin.signIn(account.email, account.password);
+  seed = await seedConsole(server, admin, { name: "Acme Sales" });
+  // Enough contacts for more than one page of the list.
+  const items = Array.from({ length: 60 }, (_, i) => ({ firstName: `Lead ${String(i).padStart(2, "0")}`, lastName: "Batch", email: `lead${i}.batch@example.org` }));
+  const batch = await seed.project.api("POST", "/contacts/batch", { body: { operation: "create", items } });
+  if (batch.status !== 200) throw new Error(`batch: ${batch.status} ${batch.text.slice(0, 300)}`);
+  context = await browser.newContext({ viewport: { width: 1280, height: 800 }, permissions: ["clipboard-read", "clipboard-write"] });
+  page = await context.newPage();
+  record = await recordPage(page, server.origin);
+}, 240_000);
+
+afterAll(async () => {
+  await context?.close();
+  await browser?.close();
+  for (const r of seed?.receivers ?? []) await r.stop();
+  await server?.stop();
+}, 60_000);
+
+const api = (method: string, path: string, body?: unknown) => seed.project.api(method, path, { body });
+const h1 = (name: string | RegExp) => page.getByRole("heading", { level: 1, name, exact: typeof name === "string" }).waitFor({ timeout: WAIT });
+const button = (name: string | RegExp, scope: Page | Locator = page) => scope.getByRole("button", { name, exact: typeof name === "string" });
+const link = (name: string | RegExp, scope: Page | Locator = page) => scope.getByRole("link", { name, exact: typeof name === "string" });
+/** A link of the project's navigation (on a wide screen, its row of links). */
+const nav = (name: string) => page.getByRole("navigation").getByRole("link", { name, exact: true }).first();
+/** The project's Home, as an operator opens it from the projects. */
+async function home() {
+  await page.goto(`${server.origin}/admin/projects`);
+  await h1("Projects");
+  await link(seed.project.name).first().click();
+  await h1(seed.project.name);
+}
+async function section(name: string, heading: string | RegExp = name) {
+  await home();
+  await nav(name).click();
+  await h1(heading);
+}
+/** Posts the confirmation page's button when the action asked for one (decisions §22: destructive actions ask first). */
+async function confirmWith(name: string | RegExp) {
+  await button(name).waitFor({ timeout: WAIT });
+  await button(name).click();
+}
+
+describe("an operator's day in the console (Chromium, 1280 px)", () => {
+  test("seeding made everything the day needs", () => {
+    expect(seed.problems).toEqual([]);
+  });
+
+  test("signs in and lands on the projects, each linking to its Home", async () => {
+    await page.goto(`${server.origin}/admin`);
+    await h1("Sign in");
+    await page.getByLabel("Email", { exact: true }).fill(account.email);
+    await page.getByLabel("Password", { exact: true }).fill(account.password);
+    await button("Sign in").click();
+    await h1("Projects");
+    await link(seed.project.name).first().click();
+    await h1(seed.project.name);
+    expect(new URL(page.url()).pathname).toBe(`/admin/projects/${seed.project.id}`);
+  });
+
+  test("Home shows the totals, charts drawn as SVG with a text alternative, webhook health and the latest changes", async () => {
+    await home();
+    const main = page.getByRole("main");
+    const text = await main.innerText();
+    // Totals: the project's live contacts (the seeding's and the batch's; the merged-away and the deleted one left out).
+    await page.getByRole("heading", { name: "Contact totals" }).waitFor({ timeout: WAIT });
+    expect(text).toMatch(new RegExp(`\\b${seed.liveContacts + 60}\\b`));
+    // Charts: SVG elements drawn by the server, each named (an img with a title), with their figures as text too.
+    const charts = main.locator("svg[role=img]");
+    await charts.first().waitFor({ timeout: WAIT });
+    expect(await charts.count()).toBeGreaterThanOrEqual(2);
+    for (const chart of await charts.all()) {
+      expect(await chart.isVisible()).toBe(true);
+      const name = (await chart.getAttribute("aria-label")) ?? (await chart.locator("title").first().textContent());
+      expect((name ?? "").trim().length).toBeGreaterThan(0);
+      const box = (await chart.boundingBox())!;
+      expect(box.width).toBeGreaterThan(100);
+    }
+    // Webhook health names both subscriptions; the failing one first (its failures count), the changes list what the seeding did.
+    expect(text).toContain(seed.webhooks.failing.description);
+    expect(text).toContain(seed.webhooks.succeeding.description);
+    await page.getByRole("heading", { name: "Latest changes" }).waitFor({ timeout: WAIT });
+  });
+
+  test("the contacts list shows the total, sorts, pages forward and back, tags two selected contacts and deletes one after a confirmation", async () => {
+    await section("Contacts");
+    const main = page.getByRole("main");
+    expect(await main.innerText()).toMatch(/\b\d{2,}\s+contacts\b/i);
+
+    // Sort by name: the first row is the alphabetically first name.
+    await page.getByLabel(/^Sort/).first().selectOption({ label: "Name" }).catch(async () => link(/^Name/).first().click());
+    const sortButton = button(/^(Sort|Apply)$/);
+    if (await sortButton.count()) await sortButton.first().click();
+    await h1("Contacts");
+    expect(page.url()).toMatch(/sort=name/);
+
+    // Next page and back.
+    const firstRowBefore = await main.getByRole("row").nth(1).innerText();
+    await link("Next page").click();
+    await h1("Contacts");
+    expect(await main.getByRole("row").nth(1).innerText()).not.toBe(firstRowBefore);
+    await link("Previous page").click();
+    await h1("Contacts");
+    expect(await main.getByRole("row").nth(1).innerText()).toBe(firstRowBefore);
+
+    // Select two contacts (their names link to their pages) and add a tag to both.
+    const boxes = main.getByRole("checkbox", { name: /^Select / });
+    const picked = [boxes.nth(0), boxes.nth(1)];
+    const ids: string[] = [];
+    for (const box of picked) {
+      await box.check();
+      ids.push((await box.getAttribute("value"))!);
+    }
+    expect(ids.every((id) => /^CR-\d+$/.test(id))).toBe(true);
+    await page.getByLabel("Tag", { exact: true }).fill("spring-campaign");
+    await button("Add tag").click();
+    await h1("Contacts");
+    for (const id of ids) expect((await api("GET", `/contacts/${id}`)).json.tags).toContain("spring-campaign");
+
+    // Delete one selected contact: a confirmation first; the contact is gone from the API after it.
+    await main.getByRole("checkbox", { name: /^Select / }).first().check();
+    const doomed = (await main.getByRole("checkbox", { name: /^Select / }).first().getAttribute("value"))!;
+    await button(/^Delete/).first().click();
+    expect((await api("GET", `/contacts/${doomed}`)).status).toBe(200); // not yet: asked first
+    await confirmWith(/^(Delete|Confirm)/);
+    await h1("Contacts");
+    expect((await api("GET", `/contacts/${doomed}`)).status).toBe(404);
+  });
+
+  test("a contact's page adds a call with its fields to the timeline, then deletes the contact and restores it", async () => {
+    await section("Contacts");
+    const name = "Katherine Johnson";
+    await link(name).first().click();
+    await h1(name);
+    const contactId = /\/contacts\/(CR-\d+)/.exec(page.url())![1]!;
+
+    const form = page.getByRole("form", { name: "Add interaction" });
+    await form.getByLabel("Type", { exact: true }).selectOption({ label: "Call" });
+    await form.getByLabel(/^Notes?$/).fill("Renewal call: they will add 12 seats in May.");
+    const fields = form.getByLabel("Fields", { exact: true });
+    if (await fields.count()) await fields.fill("outcome=renewing\nduration=15 min");
+    await button("Add interaction", form).click();
+    await h1(name);
+    const timeline = page.getByRole("region", { name: /Timeline/ }).or(page.locator("#timeline ~ *")).first();
+    await page.getByText("Renewal call: they will add 12 seats in May.").first().waitFor({ timeout: WAIT });
+    expect(await timeline.innerText()).toContain("Call");
+    const logs = (await api("GET", `/contacts/${contactId}/interactions`)).json.data;
+    expect(logs[0]).toMatchObject({ note: "Renewal call: they will add 12 seats in May.", interactionType: { name: "Call" } });
+
+    // Delete (asked first), then Restore.
+    await button(/^Delete( contact)?$/).first().click();
+    await confirmWith(/^(Delete contact|Delete|Confirm)/);
+    await page.getByRole("heading", { level: 1 }).waitFor({ timeout: WAIT });
+    expect((await api("GET", `/contacts/${contactId}`)).status).toBe(404);
+    await page.goto(`${server.origin}/admin/projects/${seed.project.id}/contacts/${contactId}`);
+    await button(/^Restore/).first().click();
+    await h1(name);
+    expect((await api("GET", `/contacts/${contactId}`)).status).toBe(200);
+  });
+
+  test("reference data renames a tag; contacts carry the new name", async () => {
+    await section("Reference data");
+    const row = page.getByRole("row", { name: /\bvip\b/ }).first();
+    const rename = row.getByRole("link", { name: /^(Rename|Edit)/ }).or(row.getByRole("button", { name: /^(Rename|Edit)/ })).first();
+    await rename.click();
+    await page.getByLabel(/^(New name|Name)$/).first().fill("very-important");
+    await button(/^(Rename|Save)/).first().click();
+    await page.getByRole("heading", { level: 1 }).waitFor({ timeout: WAIT });
+    const tags = (await api("GET", "/tags")).json.data.map((t: { name: string }) => t.name);
+    expect(tags).toContain("very-important");
+    expect(tags).not.toContain("vip");
+    expect((await api("GET", `/contacts/${seed.longContact}`)).json.tags).toContain("very-important");
+  });
+
+  test("a subscription's page lists attempts by event name, marks the failures, and its URL can be edited", async () => {
+    await section("Webhooks");
+    await link(seed.webhooks.failing.description).click();
+    await h1(seed.webhooks.failing.description);
+    const attempts = page.getByRole("table", { name: /Attempts/ }).or(page.getByRole("region", { name: /Attempts/ })).first();
+    await attempts.waitFor({ timeout: WAIT });
+    const text = await attempts.innerText();
+    expect(text).toContain("contact.created");
+    expect(text).toMatch(/500/);
+    expect(text).toMatch(/fail/i);
+
+    const newUrl = `${seed.receivers[1]!.url}?moved=1`;
+    await link(/^Edit/).or(button(/^Edit/)).first().click();
+    await page.getByLabel("URL", { exact: true }).fill(newUrl);
+    await button(/^Save/).first().click();
+    await page.getByRole("heading", { level: 1 }).waitFor({ timeout: WAIT });
+    expect((await api("GET", `/webhooks/${seed.webhooks.failing.id}`)).json.url).toBe(newUrl);
+  });
+
+  test("a new key is shown once with a copy button, is gone on reload, and Revoke asks for a confirmation", async () => {
+    await section("API keys");
+    const rows = page.getByRole("table", { name: /API keys/ }).getByRole("row");
+    const before = await rows.count();
+    await page.getByLabel("Name", { exact: true }).fill("Workday integration");
+    await page.getByLabel("contacts:read", { exact: true }).check();
+    await button("Create key").click();
+    const shown = page.getByRole("textbox", { name: "New API key" });
+    await shown.waitFor({ timeout: WAIT });
+    const key = (await shown.inputValue()).trim();
+    expect((await server.api("GET", "/ping", { key })).status).toBe(200);
+    const copy = button(/^Copy/).first();
+    expect(await copy.isVisible()).toBe(true);
+    await copy.click();
+    expect((await page.evaluate(() => navigator.clipboard.readText())).trim()).toBe(key);
+
+    await page.reload();
+    await h1("API keys");
+    expect(await shown.count()).toBe(0);
+    expect(await page.getByRole("row", { name: /Workday integration/ }).count()).toBe(1);
+    expect(await rows.count()).toBe(before + 1);
+
+    await page.getByRole("row", { name: /Workday integration/ }).getByRole("button", { name: "Revoke" }).click();
+    expect((await server.api("GET", "/ping", { key })).status).toBe(200); // asked first
+    await confirmWith(/^(Revoke key|Revoke)$/);
+    await h1("API keys");
+    expect((await server.api("GET", "/ping", { key })).status).toBe(401);
+  });
+
+  test("an import: a HubSpot-style CSV uploaded, its columns previewed, started, and summed up", async () => {
+    await section("Import");
+    const csv = [
+      "First Name,Last Name,Email,Phone Number,Company Name,Website URL,Street Address,City,State/Region,Lifecycle Stage",
+      "Mae,Jemison,mae.jemison@example.org,+1 312 555 0142,Jemison Group,https://jemison.example,5 Space Way,Chicago,IL,Lead",
+      "Evelyn,Boyd Granville,evelyn.granville@example.org,,,,,Los Angeles,CA,Customer",
+      ",,,,,,,,,",
+    ].join("\n");
+    await page.getByLabel("CSV file", { exact: true }).setInputFiles({ name: "hubspot-export.csv", mimeType: "text/csv", buffer: Buffer.from(csv) });
+    await button("Upload").click();
+    await h1(/hubspot-export\.csv/);
+    const preview = await page.getByRole("main").innerText();
+    for (const header of ["First Name", "Website URL", "Street Address", "State/Region"]) expect(preview).toContain(header);
+    await button("Start import").click();
+    await h1(/Import of hubspot-export\.csv/);
+    await page.waitForFunction(() => !document.querySelector('meta[http-equiv="refresh"]'), undefined, { timeout: 30_000, polling: 500 }).catch(() => undefined);
+    for (let i = 0; i < 60 && /Importing…/.test(await page.getByRole("main").innerText()); i++) {
+      await page.waitForTimeout(500);
+      await page.reload();
+    }
+    const summary = await page.getByRole("main").innerText();
+    expect(summary).toMatch(/Created\s*2/);
+    const found = await seed.project.api("GET", "/contacts", { query: { email: "mae.jemison@example.org" } });
+    expect(found.json.data[0]).toMatchObject({ firstName: "Mae", website: "https://jemison.example", source: "import" });
+  });
+
+  test("no page of the day asked for anything outside the server, broke a CSP rule or logged an error", () => {
+    expect(record.foreign).toEqual([]);
+    expect(record.cspViolations).toEqual([]);
+    expect(record.pageErrors).toEqual([]);
+    expect(record.consoleErrors).toEqual([]);
+  });
+});
