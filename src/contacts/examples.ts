@@ -21,12 +21,16 @@ export const contactExample = {
   updatedAt: "2026-01-15T09:30:00.000Z",
 } as const;
 
+/**
+ * The create example works as it is in any project, on the reference page's first "Test
+ * request" too: no contactTypeId (the project's default type is used, docs/api.md §10.1),
+ * since a fixed type id exists in no project.
+ */
 export const createContactExample = {
   firstName: "Ada",
   lastName: "Lovelace",
   email: "ada@example.com",
   phone: "+1 415 555 0100",
-  contactTypeId: "ct_I0FWrkfPO6L4ODEfgC7iRr",
   tags: ["vip"],
   address: { city: "London", country: "GB" },
   subscribed: true,

@@ -33,7 +33,8 @@ export const CreateInteractionBody = z
     }
   })
   .openapi("CreateInteraction", {
-    example: { interactionTypeId: "it_6xGxHzGt7qv2HWcmBJFm2n", note: "Called about the renewal; sending a quote.", uniqueIdentifier: "call-8841" },
+    // A note: every project takes it as it is (interaction type ids are the project's own, docs/api.md §10.2).
+    example: { type: "note", note: "Called about the renewal; sending a quote.", uniqueIdentifier: "call-8841" },
   });
 
 export type CreateInteractionInput = z.infer<typeof CreateInteractionBody>;

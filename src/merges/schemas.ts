@@ -24,7 +24,8 @@ export const MergeBody = z
       }),
     dryRun: z.boolean().optional().openapi({ description: "true: answer the contact the merge would make; nothing is written." }),
   })
-  .openapi("MergeContacts", { example: { contactIds: ["CR-9"], fields: { email: "CR-9" } } });
+  // CR-2: a project's second contact (the batch example makes it), so the example can run as it is.
+  .openapi("MergeContacts", { example: { contactIds: ["CR-2"], fields: { email: "CR-2" } } });
 
 export const MergeSchema = z
   .object({

@@ -108,7 +108,8 @@ export const RedeliverBody = z
       ctx.addIssue({ code: "custom", path: ["until"], message: "requires since." });
     }
   })
-  .openapi("Redeliver");
+  // eventIds or since, not both: an example built from every property would be refused.
+  .openapi("Redeliver", { example: { since: "2026-01-15T09:30:00Z", until: "2026-01-15T10:30:00Z" } });
 
 export const AttemptSchema = z
   .object({

@@ -1327,7 +1327,6 @@ export interface components {
          *       "lastName": "Lovelace",
          *       "email": "ada@example.com",
          *       "phone": "+1 415 555 0100",
-         *       "contactTypeId": "ct_I0FWrkfPO6L4ODEfgC7iRr",
          *       "tags": [
          *         "vip"
          *       ],
@@ -1593,10 +1592,10 @@ export interface components {
         /**
          * @example {
          *       "contactIds": [
-         *         "CR-9"
+         *         "CR-2"
          *       ],
          *       "fields": {
-         *         "email": "CR-9"
+         *         "email": "CR-2"
          *       }
          *     }
          */
@@ -1658,7 +1657,7 @@ export interface components {
         };
         /**
          * @example {
-         *       "interactionTypeId": "it_6xGxHzGt7qv2HWcmBJFm2n",
+         *       "type": "note",
          *       "note": "Called about the renewal; sending a quote.",
          *       "uniqueIdentifier": "call-8841"
          *     }
@@ -1894,6 +1893,12 @@ export interface components {
         Queued: {
             queued: number;
         };
+        /**
+         * @example {
+         *       "since": "2026-01-15T09:30:00Z",
+         *       "until": "2026-01-15T10:30:00Z"
+         *     }
+         */
         Redeliver: {
             eventIds?: string[];
             /**
@@ -3557,7 +3562,6 @@ export interface operations {
                  *       "lastName": "Lovelace",
                  *       "email": "ada@example.com",
                  *       "phone": "+1 415 555 0100",
-                 *       "contactTypeId": "ct_I0FWrkfPO6L4ODEfgC7iRr",
                  *       "tags": [
                  *         "vip"
                  *       ],
@@ -3575,7 +3579,6 @@ export interface operations {
                  *       "lastName": "Lovelace",
                  *       "email": "ada@example.com",
                  *       "phone": "+1 415 555 0100",
-                 *       "contactTypeId": "ct_I0FWrkfPO6L4ODEfgC7iRr",
                  *       "tags": [
                  *         "vip"
                  *       ],
@@ -3976,7 +3979,6 @@ export interface operations {
                  *       "lastName": "Lovelace",
                  *       "email": "ada@example.com",
                  *       "phone": "+1 415 555 0100",
-                 *       "contactTypeId": "ct_I0FWrkfPO6L4ODEfgC7iRr",
                  *       "tags": [
                  *         "vip"
                  *       ],
@@ -5990,10 +5992,10 @@ export interface operations {
                 /**
                  * @example {
                  *       "contactIds": [
-                 *         "CR-9"
+                 *         "CR-2"
                  *       ],
                  *       "fields": {
-                 *         "email": "CR-9"
+                 *         "email": "CR-2"
                  *       }
                  *     }
                  */
@@ -6893,7 +6895,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "interactionTypeId": "it_6xGxHzGt7qv2HWcmBJFm2n",
+                 *       "type": "note",
                  *       "note": "Called about the renewal; sending a quote.",
                  *       "uniqueIdentifier": "call-8841"
                  *     }
@@ -9041,11 +9043,8 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "eventIds": [
-                 *         "string"
-                 *       ],
                  *       "since": "2026-01-15T09:30:00Z",
-                 *       "until": "2026-01-15T09:30:00Z"
+                 *       "until": "2026-01-15T10:30:00Z"
                  *     }
                  */
                 "application/json": components["schemas"]["Redeliver"];
