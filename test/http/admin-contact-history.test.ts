@@ -95,10 +95,10 @@ describe("the contact's timeline shows its change history (docs/api.md §19)", (
     expect(page.status).toBe(200);
     const entries = timeline(page);
     expect(entries.map((e) => e.meta)).toEqual([
-      `Contact updated · by ${adminEmail} (admin)`,
-      `Contact updated · by ${KEY_NAME} (API key)`,
-      "Note",
-      `Contact created · by ${KEY_NAME} (API key)`,
+      `Change: Contact updated · by ${adminEmail} (admin)`,
+      `Change: Contact updated · by ${KEY_NAME} (API key)`,
+      "Interaction: Note",
+      `Change: Contact created · by ${KEY_NAME} (API key)`,
     ]);
     const [consoleEdit, patch, , created] = entries as [(typeof entries)[0], (typeof entries)[0], unknown, (typeof entries)[0]];
     expect(consoleEdit.text).toContain("Last name — → Hopper");
@@ -127,10 +127,10 @@ describe("the contact's timeline shows its change history (docs/api.md §19)", (
 
     const entries = timeline(await admin.get(`${base}/${id}`));
     expect(entries.map((e) => e.meta.split(" · by ")[0])).toEqual([
-      "Restored from the trash",
-      "Moved to the trash",
-      "Contact updated",
-      "Contact created",
+      "Change: Restored from the trash",
+      "Change: Moved to the trash",
+      "Change: Contact updated",
+      "Change: Contact created",
     ]);
     const update = entries[2]!.text;
     expect(update).toContain("Notes — → word word");

@@ -1,11 +1,12 @@
 import { Hono, type Context } from "hono";
 import { eraseContact, erasurePreview, type Erasure } from "../../contacts/erase.ts";
-import { formatContactId, loadContact, requireContactNumber } from "../../contacts/service.ts";
+import { formatContactId, requireContactNumber } from "../../contacts/service.ts";
 import { isoNow } from "../../lib/time.ts";
 import type { AdminEnv } from "../env.ts";
 import { field } from "../security.ts";
 import { ErrorSummary, Field, Layout, noErrors, PostForm, type FormErrors } from "../ui.tsx";
 import { contactPath, contactsPath, displayName } from "./contact-common.ts";
+import { loadShownContact } from "./contact-trash.tsx";
 
 /**
  * A contact's "Erase" action (docs/import-export.md §3): a confirmation page that says what goes, what
@@ -69,12 +70,12 @@ const ErasePage = ({ c, name, contactId, preview, typed, errors }: PageProps) =>
   </Layout>
 );
 
-/** The confirmation page; an unknown contact is the console's 404 page (the services throw notFound). */
+/** The confirmation page, for a live contact or one in the trash (docs/api.md §19.3); an unknown contact is the console's 404 page. */
 async function confirmation(c: Context<AdminEnv>, extra: { typed?: string; errors?: FormErrors } = {}, status: 200 | 422 = 200) {
   const { db } = c.var.deps;
   const projectId = c.var.project.id;
   const n = requireContactNumber(c.req.param("contactId")!);
-  const contact = await loadContact(db, projectId, n);
+  const { contact } = await loadShownContact(db, projectId, n);
   const preview = await erasurePreview(db, projectId, n);
   return c.html(<ErasePage c={c} name={displayName(contact)} contactId={contact.contactId} preview={preview} {...extra} />, status);
 }

@@ -1,34 +1,39 @@
 import { Hono, type Context } from "hono";
-import { ADDRESS_KEYS, type Contact } from "../../contacts/schemas.ts";
-import { getContactWithSignal, requireContactNumber } from "../../contacts/service.ts";
-import { ApiError } from "../../errors.ts";
-import { validationFailure } from "../../http/validation.ts";
-import { CreateInteractionBody } from "../../interactions/schemas.ts";
-import { createInteraction } from "../../interactions/service.ts";
+import { requireContactNumber } from "../../contacts/service.ts";
 import { isoNow } from "../../lib/time.ts";
-import { formErrors, write } from "../actions.ts";
+import { listNamed } from "../../reference/repository.ts";
 import type { AdminEnv } from "../env.ts";
-import { ErrorSummary, Layout, Notice, PostForm, TextArea, Time, type FormErrors } from "../ui.tsx";
-import { contactPath, contactsPath, displayName, idOf, loadReference, shownValue } from "./contact-common.ts";
+import { ErrorSummary, Layout, Notice, PostForm, Time, type FormErrors } from "../ui.tsx";
+import { contactPath, contactsPath, displayName, loadReference } from "./contact-common.ts";
 import { contactErasePages } from "./contact-erase.tsx";
+import { ContactFields } from "./contact-fields.tsx";
+import { AddToTimeline, interactionPages, type InteractionFormState, type InteractionType } from "./contact-interaction-form.tsx";
+import { PARAMS, readTimeline, TimelineList, type TimelinePage, type TimelineQuery } from "./contact-timeline.tsx";
+import { loadShownContact, purgeAt, trashPages, type Loaded } from "./contact-trash.tsx";
 import { comparePath, duplicatesOfContact } from "./merge-choices.ts";
 import { mergeUndoPages } from "./merge-undo.tsx";
-import { readTimeline, TimelineList, type TimelinePage, type TimelineQuery } from "./contact-history.tsx";
-import { field } from "../security.ts";
 
 /**
- * A contact's page (docs/admin.md §3): every field, tags, custom fields, duplicateSignal, the
- * timeline (its interactions and its change history, docs/api.md §19, with "Undo merge" on the
- * merges it survived, §20.4) and "Add note"; "Erase" (docs/import-export.md §3); "Compare and
- * merge" with its possible duplicates (§20).
+ * A contact's page (docs/admin.md §3, decisions §22): its fields beside its timeline on a wide
+ * screen, one column on a phone. The fields: every field, tags, custom fields by title,
+ * duplicateSignal with "Compare and merge" (docs/api.md §20). The timeline
+ * (src/admin/pages/contact-timeline.tsx): interactions of every type, changes, form
+ * submissions and merges, with "Add note" and an interaction of any type above it. Actions:
+ * Edit, Delete (asks first) or, in the trash, Restore; Merge; Erase (docs/import-export.md §3).
  */
 export const contactPagePages = new Hono<AdminEnv>();
+
+/** Most interaction types the form offers; a project has a handful (docs/api.md §10.2). */
+const MAX_TYPES = 200;
 
 const DONE: Record<string, string> = {
   created: "Contact created.",
   saved: "Contact saved.",
   unchanged: "Nothing was changed, so nothing was saved.",
   noted: "Note added.",
+  logged: "Interaction added.",
+  trashed: "Contact moved to the trash.",
+  restored: "Contact restored from the trash.",
   merged: "Contacts merged into this one. Their contact ids lead here now; the merge can be undone from the timeline for 30 days.",
   unmerged: "Merge undone: the merged contacts are back.",
 };
@@ -41,147 +46,118 @@ function doneText(c: Context<AdminEnv>): string | null {
   return done ? (DONE[done] ?? null) : null;
 }
 
-type Shown = Contact & { duplicateSignal: { emailMatches: number; phoneMatches: number } };
-
-const Value = ({ v }: { v: string | null | undefined }) => (v ? <>{v}</> : <span class="none">—</span>);
-const others = (n: number, what: string) => `${n} other contact${n === 1 ? "" : "s"} with this ${what}`;
-
 interface PageProps {
   c: Context<AdminEnv>;
-  contact: Shown;
+  loaded: Loaded;
   customTitles: Map<string, string>;
   timeline: TimelinePage;
+  types: InteractionType[];
   /** Contacts sharing a duplicate key with this one (docs/api.md §20.1). */
   duplicates: string[];
-  note?: string;
+  state: InteractionFormState;
   errors?: FormErrors;
 }
 
-const ContactPage = ({ c, contact, customTitles, timeline, duplicates, note, errors }: PageProps) => {
-  const name = displayName(contact);
-  const here = contactPath(c, contact.contactId);
-  const address = ADDRESS_KEYS.map((k) => contact.address[k]).filter((v): v is string => !!v);
-  const dup = contact.duplicateSignal;
-  return (
-    <Layout title={name} session={c.var.session} project={c.var.project} section="contacts">
-      <h1>{name}</h1>
-      <Notice text={doneText(c)} />
-      <p class="actions">
-        <a class="button secondary" href={`${here}/edit`}>
-          Edit
-        </a>
+/** The page's buttons: a live contact's Edit, Delete, Merge and Erase; a trashed one's Restore and Erase. */
+const Actions = ({ c, loaded, here, duplicates }: { c: Context<AdminEnv>; loaded: Loaded; here: string; duplicates: string[] }) => {
+  const token = c.var.session.csrfToken;
+  const id = loaded.contact.contactId;
+  if (loaded.trashedAt) {
+    return (
+      <div class="actions">
+        <PostForm action={`${here}/restore`} token={token} class="inline" label="Restore contact">
+          <button type="submit">Restore</button>
+        </PostForm>
         <a class="button secondary" href={`${here}/erase`}>
           Erase
         </a>
         <a href={contactsPath(c)}>All contacts</a>
-      </p>
-      <dl class="props card">
-        <dt>Contact id</dt>
-        <dd class="mono">{contact.contactId}</dd>
-        <dt>Identity</dt>
-        <dd>{contact.identityType}</dd>
-        <dt>First name</dt>
-        <dd><Value v={contact.firstName} /></dd>
-        <dt>Last name</dt>
-        <dd><Value v={contact.lastName} /></dd>
-        <dt>Business name</dt>
-        <dd><Value v={contact.businessName} /></dd>
-        <dt>Email</dt>
-        <dd><Value v={contact.email} /></dd>
-        <dt>Phone</dt>
-        <dd><Value v={contact.phone} /></dd>
-        <dt>Website</dt>
-        <dd>{contact.website && /^https?:\/\//i.test(contact.website) ? <a href={contact.website} rel="noopener noreferrer nofollow">{contact.website}</a> : <Value v={contact.website} />}</dd>
-        <dt>Address</dt>
-        <dd>{address.length ? address.map((line) => <div>{line}</div>) : <Value v={null} />}</dd>
-        <dt>Contact type</dt>
-        <dd>{contact.contactType ? contact.contactType.name === contact.contactType.category ? contact.contactType.name : `${contact.contactType.name} (${contact.contactType.category})` : <Value v={null} />}</dd>
-        <dt>Tags</dt>
-        <dd>{contact.tags.length ? contact.tags.map((t) => <span class="badge off tag">{t.name}</span>) : <Value v={null} />}</dd>
-        <dt>Subscribed</dt>
-        <dd>{contact.subscribed ? "Yes" : "No"}</dd>
-        <dt>SMS subscribed</dt>
-        <dd>{contact.smsSubscribed ? "Yes" : "No"}</dd>
-        <dt>Source</dt>
-        <dd><Value v={contact.source} /></dd>
-        <dt>Created</dt>
-        <dd><Time at={contact.createdAt} /></dd>
-        <dt>Updated</dt>
-        <dd><Time at={contact.updatedAt} /></dd>
-        <dt>Possible duplicates</dt>
-        <dd>
-          {others(dup.emailMatches, "email")}
-          {dup.emailMatches > 0 && contact.email ? <> (<a href={`${contactsPath(c)}?${new URLSearchParams({ email: contact.email })}`}>show</a>)</> : null}
-          ; {others(dup.phoneMatches, "phone")}
-          {dup.phoneMatches > 0 && contact.phone ? <> (<a href={`${contactsPath(c)}?${new URLSearchParams({ phone: contact.phone })}`}>show</a>)</> : null}
-          {duplicates.length > 0 ? (
-            <div>
-              <a href={comparePath(c, [contact.contactId, ...duplicates], contact.contactId)}>Compare and merge</a> with {duplicates.join(", ")}
-            </div>
-          ) : null}
-        </dd>
-      </dl>
-      <h2>Custom fields</h2>
-      {Object.keys(contact.customFields).length === 0 ? (
-        <p class="none">None set.</p>
-      ) : (
-        <dl class="props card">
-          {Object.entries(contact.customFields).map(([id, v]) => (
-            <>
-              <dt>{customTitles.get(id) ?? id}</dt>
-              <dd>{shownValue(v)}</dd>
-            </>
-          ))}
-        </dl>
-      )}
-      <h2>Notes</h2>
-      {contact.notes ? <p class="card prewrap">{contact.notes}</p> : <p class="none">None.</p>}
-      <section aria-labelledby="timeline">
-        <h2 id="timeline">Timeline</h2>
-        <div class="card">
-          <ErrorSummary errors={errors} ids={{ note: idOf("note") }} />
-          <PostForm action={`${here}/notes#timeline`} token={c.var.session.csrfToken}>
-            <TextArea label="Note" name="note" id={idOf("note")} value={note} error={errors?.fields.note} rows={3} />
-            <button type="submit">Add note</button>
-          </PostForm>
+      </div>
+    );
+  }
+  return (
+    <div class="actions">
+      <a class="button secondary" href={`${here}/edit`}>
+        Edit
+      </a>
+      <a class="button secondary" href={duplicates.length ? comparePath(c, [id, ...duplicates], id) : "#merge-with"}>
+        Merge
+      </a>
+      <PostForm action={`${here}/delete`} token={token} class="inline" label="Delete contact">
+        <button type="submit" class="secondary">
+          Delete
+        </button>
+      </PostForm>
+      <a class="button secondary" href={`${here}/erase`}>
+        Erase
+      </a>
+      <a href={contactsPath(c)}>All contacts</a>
+    </div>
+  );
+};
+
+const ContactPage = ({ c, loaded, customTitles, timeline, types, duplicates, state, errors }: PageProps) => {
+  const { contact, trashedAt } = loaded;
+  const name = displayName(contact);
+  const here = contactPath(c, contact.contactId);
+  return (
+    <Layout title={name} session={c.var.session} project={c.var.project} section="contacts">
+      <h1>
+        {name}
+        {trashedAt ? (
+          <>
+            {" "}
+            <span class="badge bad">In the trash</span>
+          </>
+        ) : null}
+      </h1>
+      <Notice text={doneText(c)} />
+      <ErrorSummary errors={errors} />
+      {trashedAt ? (
+        <p class="card trashed" role="note">
+          In the trash since <Time at={trashedAt} />: the API answers 404 for it and it is in no list. Restore brings it back with its timeline
+          and the tags that still exist; otherwise it is erased <Time at={purgeAt(trashedAt)} />.
+        </p>
+      ) : null}
+      <Actions c={c} loaded={loaded} here={here} duplicates={duplicates} />
+      <div class="contact-layout">
+        <div class="contact-fields">
+          <ContactFields c={c} contact={contact} customTitles={customTitles} duplicates={duplicates} trashed={trashedAt !== null} />
         </div>
-        <TimelineList page={timeline} here={here} customTitles={customTitles} />
-      </section>
+        <section class="contact-timeline" aria-labelledby="timeline">
+          <h2 id="timeline">Timeline</h2>
+          {trashedAt ? null : <AddToTimeline c={c} here={here} types={types} state={state} />}
+          <TimelineList page={timeline} here={here} customTitles={customTitles} />
+        </section>
+      </div>
     </Layout>
   );
 };
 
-async function show(c: Context<AdminEnv>, extra: { note?: string; errors?: FormErrors; from?: TimelineQuery } = {}, status: 200 | 422 = 200) {
+async function show(c: Context<AdminEnv>, extra: { state?: InteractionFormState; errors?: FormErrors } = {}, status: 200 | 402 | 404 | 409 | 422 = 200) {
   const { db, cursors } = c.var.deps;
   const projectId = c.var.project.id;
   const n = requireContactNumber(c.req.param("contactId")!);
-  const contact = await getContactWithSignal(db, projectId, n);
-  const reference = await loadReference(db, projectId);
-  const [timeline, duplicates] = await Promise.all([readTimeline(db, cursors, projectId, n, extra.from ?? {}, isoNow(c.var.deps.clock)), duplicatesOfContact(db, projectId, n)]);
+  const loaded = await loadShownContact(db, projectId, n);
+  // A refused form shows the timeline's first page; a GET, the page its query names.
+  const query: TimelineQuery = c.req.method === "GET" ? Object.fromEntries(PARAMS.map((p) => [p, c.req.query(p)])) : {};
+  const [reference, types, timeline, duplicates] = await Promise.all([
+    loadReference(db, projectId),
+    listNamed(db, "interaction_types", projectId, MAX_TYPES),
+    readTimeline(db, cursors, projectId, loaded, query, isoNow(c.var.deps.clock)),
+    loaded.trashedAt ? Promise.resolve([]) : duplicatesOfContact(db, projectId, n),
+  ]);
   const customTitles = new Map(reference.customFields.map((f) => [f.id, f.title]));
-  return c.html(<ContactPage c={c} contact={contact} customTitles={customTitles} timeline={timeline} duplicates={duplicates} note={extra.note} errors={extra.errors} />, status);
+  const shownTypes = types.slice(0, MAX_TYPES).map((t) => ({ id: t.id, name: t.name }));
+  return c.html(
+    <ContactPage c={c} loaded={loaded} customTitles={customTitles} timeline={timeline} types={shownTypes} duplicates={duplicates} state={extra.state ?? {}} errors={extra.errors} />,
+    status,
+  );
 }
 
-contactPagePages.get("/:contactId", (c) => show(c, { from: { cursor: c.req.query("cursor"), changes: c.req.query("changes") } }));
+contactPagePages.get("/:contactId", (c) => show(c));
 
-/** Adds a note to the timeline as POST /v1/contacts/{id}/interactions with `type: "note"` does (docs/api.md §12): interaction_log.created. */
-contactPagePages.post("/:contactId/notes", async (c) => {
-  const projectId = c.var.project.id;
-  const n = requireContactNumber(c.req.param("contactId"));
-  const note = field(c, "note").replace(/\r\n?/g, "\n");
-  const refused = (error: unknown) => show(c, { note, errors: formErrors(error) }, 422);
-  if (note.trim() === "") return refused(new ApiError("ERR_FORM_VALIDATION", "Write the note to add.", "note"));
-  const body = { type: "note", note };
-  const parsed = CreateInteractionBody.safeParse(body);
-  if (!parsed.success) return refused(validationFailure(parsed.error, { input: body, target: "json" }));
-  try {
-    const now = isoNow(c.var.deps.clock);
-    const { log } = await write(c, projectId, (trx) => createInteraction(trx, projectId, n, parsed.data, now));
-    return c.redirect(`${contactPath(c, log.contactId)}?done=noted#timeline`, 303);
-  } catch (error) {
-    return refused(error);
-  }
-});
-
+contactPagePages.route("/", interactionPages((c, state, status) => show(c, { state }, status)));
+contactPagePages.route("/", trashPages((c, errors, status) => show(c, { errors }, status)));
 contactPagePages.route("/", contactErasePages);
 contactPagePages.route("/", mergeUndoPages);
