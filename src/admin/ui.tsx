@@ -113,13 +113,13 @@ const ProjectNav: FC<{ project: Project; section?: Section }> = ({ project, sect
       <span aria-hidden="true" class="sep">
         /
       </span>
-      <a href={projectPath(project)} class="crumb">
+      <a href={projectPath(project)} class="crumb" title={project.name}>
         {project.name}
       </a>
     </div>
     <SectionLinks project={project} section={section} class="wide" />
     <details class="menu">
-      <summary>Menu: {PROJECT_SECTIONS.find(([path]) => path === section)?.[1] ?? "sections"}</summary>
+      <summary>Menu</summary>
       <SectionLinks project={project} section={section} />
     </details>
   </nav>
