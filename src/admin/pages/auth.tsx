@@ -1,6 +1,6 @@
 import { Hono, type Context } from "hono";
 import { deleteCookie } from "hono/cookie";
-import { AccountError, checkCredentials, createAdmin } from "../accounts.ts";
+import { AccountError, checkCredentials, countAdmins, createAdmin } from "../accounts.ts";
 import type { AdminEnv } from "../env.ts";
 import { countTry, giveBack } from "../lockout.ts";
 import { field, preSessionToken, PRE_SESSION_COOKIE, SESSION_COOKIE, setAdminCookie } from "../security.ts";
@@ -16,10 +16,26 @@ export const authPages = new Hono<AdminEnv>();
 const safeNext = (next: string | undefined) =>
   next && /^\/admin(\/[^\\]*)?$/.test(next) && !next.startsWith("//") && !hasControlCharacters(next) ? next : "/admin/projects";
 
-const SignInPage = (p: { csrf: string; email?: string; next?: string; errors?: FormErrors }) => (
+/**
+ * Before the first admin exists, the sign-in page says how to make one (docs/admin.md §1):
+ * the one-time setup link the server prints at start, or the CLI. Once one exists it says
+ * nothing of the kind: whether accounts exist is not told to a stranger.
+ */
+const SetupHint = () => (
+  <div class="setup-hint" role="note" aria-labelledby="setup-hint-h">
+    <h2 id="setup-hint-h">No admin account yet</h2>
+    <p>
+      Open the one-time setup link the server printed when it started (it works for 24 hours; once it has expired, a restart prints a new one), or
+      create an account on the server with <code>crm admin create --email you@example.com</code> (the password on standard input).
+    </p>
+  </div>
+);
+
+const SignInPage = (p: { csrf: string; email?: string; next?: string; errors?: FormErrors; noAdmin?: boolean }) => (
   <Layout title="Sign in">
     <div class="card narrow">
       <h1>Sign in</h1>
+      {p.noAdmin ? <SetupHint /> : null}
       <ErrorSummary errors={p.errors} ids={{ email: "f-email", password: "f-password" }} />
       <PostForm action={`/admin/sign-in${p.next ? `?next=${encodeURIComponent(p.next)}` : ""}`} token={p.csrf}>
         <Field label="Email" name="email" type="email" value={p.email} autocomplete="username" required error={p.errors?.fields.email} />
@@ -30,9 +46,10 @@ const SignInPage = (p: { csrf: string; email?: string; next?: string; errors?: F
   </Layout>
 );
 
-function signInPage(c: Context<AdminEnv>, status: 200 | 401 | 422 | 429 = 200, props: { email?: string; errors?: FormErrors } = {}) {
+async function signInPage(c: Context<AdminEnv>, status: 200 | 401 | 422 | 429 = 200, props: { email?: string; errors?: FormErrors } = {}) {
   const next = c.req.query("next");
-  return c.html(<SignInPage csrf={preSessionToken(c)} next={next ? safeNext(next) : undefined} {...props} />, status);
+  const noAdmin = (await countAdmins(c.var.deps.db)) === 0;
+  return c.html(<SignInPage csrf={preSessionToken(c)} next={next ? safeNext(next) : undefined} noAdmin={noAdmin} {...props} />, status);
 }
 
 async function signIn(c: Context<AdminEnv>, adminId: string) {

@@ -98,18 +98,20 @@ const ProjectsPage = (p: { c: Context<AdminEnv>; projects: Project[]; values?: P
         <tbody>
           {p.projects.map((project) => (
             <tr>
-              <td>
+              <td data-label="Name">
                 <a href={projectPath(project)}>{project.name}</a>
               </td>
-              <td class="mono">{project.id}</td>
-              <td class="num">
+              <td class="mono" data-label="Id">
+                {project.id}
+              </td>
+              <td class="num" data-label="Contacts">
                 {project.contactCount.toLocaleString("en")}
                 {project.contactQuota === null ? "" : ` / ${project.contactQuota.toLocaleString("en")}`}
               </td>
-              <td>
+              <td data-label="Limits">
                 {project.rateLimitPerMinute}/min, {project.contactCreatesPerHour} creates/h, {project.batchItemsPerHour.toLocaleString("en")} batch items/h
               </td>
-              <td>
+              <td data-label="Created">
                 <Time at={project.createdAt} />
               </td>
             </tr>
