@@ -231,14 +231,23 @@ describe("projects", () => {
   test("a project created in the console and its quota and limits edited there are what `crm project list` shows", async () => {
     const res = await admin.post("/admin/projects", { name: "Console project" });
     expect(res.status).toBe(303);
-    const id = /^\/admin\/projects\/(prj_[A-Za-z0-9_]+)\?done=created$/.exec(res.location!)![1]!;
+    // A new project opens on its settings (docs/admin.md §3), a section of its own beside Home.
+    const id = /^\/admin\/projects\/(prj_[A-Za-z0-9_]+)\/settings\?done=created$/.exec(res.location!)![1]!;
     expect((await projectList()).find((x) => x.id === id)).toMatchObject({ name: "Console project", contactQuota: null });
+    const created = await admin.get(res.location!);
+    expect(created.status).toBe(200);
+    expect(created.text).toContain("Project created.");
+    expect(created.text).toContain(`<a href="/admin/projects/${id}/settings" aria-current="page">Settings</a>`);
+    // The projects list and the home page lead there.
+    expect((await admin.get("/admin/projects")).text).toContain(`<a href="/admin/projects/${id}">Console project</a>`);
+    expect((await admin.get(`/admin/projects/${id}`)).text).toContain(`<a href="/admin/projects/${id}/settings">Name, quota and limits</a>`);
 
-    const saved = await admin.post(`/admin/projects/${id}`, { name: "Renamed", contactQuota: "500", rateLimitPerMinute: "30", contactCreatesPerHour: "7" });
+    const saved = await admin.post(`/admin/projects/${id}/settings`, { name: "Renamed", contactQuota: "500", rateLimitPerMinute: "30", contactCreatesPerHour: "7" });
     expect(saved.status).toBe(303);
+    expect(saved.location).toBe(`/admin/projects/${id}/settings?done=saved`);
     expect((await projectList()).find((x) => x.id === id)).toMatchObject({ name: "Renamed", contactQuota: 500, rateLimitPerMinute: 30, contactCreatesPerHour: 7 });
     // A blank quota removes the limit.
-    await admin.post(`/admin/projects/${id}`, { name: "Renamed", contactQuota: "", rateLimitPerMinute: "30", contactCreatesPerHour: "7" });
+    await admin.post(`/admin/projects/${id}/settings`, { name: "Renamed", contactQuota: "", rateLimitPerMinute: "30", contactCreatesPerHour: "7" });
     expect((await projectList()).find((x) => x.id === id).contactQuota).toBeNull();
   });
 
