@@ -39,14 +39,20 @@ async function receiver(...args: Parameters<typeof startReceiver>) {
 const SECRET = /whsec_[A-Za-z0-9+/]{43}=/g;
 const hooksPath = (p: { id: string }) => `/admin/projects/${p.id}/webhooks`;
 
-/** Creates a subscription in the console; returns its id, the secret shown once, and the page. */
+/**
+ * Creates a subscription in the console: the form redirects (303) to the subscription's page,
+ * which shows the secret once. Returns its id, that secret, and the page.
+ */
 async function createInConsole(project: ProjectInfo, fields: { url: string; events?: string[]; description?: string }) {
   await admin.get(hooksPath(project));
-  const page = await admin.post(hooksPath(project), { url: fields.url, events: fields.events ?? ["contact.created"], description: fields.description ?? "" });
-  expect(page.status, page.text.slice(0, 500)).toBe(200);
-  const id = /webhooks\/(wh_[A-Za-z0-9]+)\/test/.exec(page.text)?.[1];
-  const secrets = page.text.match(SECRET) ?? [];
+  const made = await admin.post(hooksPath(project), { url: fields.url, events: fields.events ?? ["contact.created"], description: fields.description ?? "" });
+  expect(made.status, made.text.slice(0, 500)).toBe(303);
+  expect(made.location).not.toMatch(SECRET); // never in a URL
+  const id = /webhooks\/(wh_[A-Za-z0-9]+)\?done=created$/.exec(made.location ?? "")?.[1];
   expect(id).toBeDefined();
+  const page = await admin.get(made.location!);
+  expect(page.status).toBe(200);
+  const secrets = page.text.match(SECRET) ?? [];
   expect(secrets).toHaveLength(1);
   return { id: id!, secret: secrets[0]!, page };
 }
@@ -67,8 +73,10 @@ describe("webhooks list and create (docs/admin.md §3)", () => {
     const [delivery] = await r.waitFor(1);
     expect(serviceSignatureIndex(secret, delivery!)).toBe(0);
     expect(standardSignatureIndex(secret, delivery!)).toBe(0);
-    // Shown once: the subscription's page never shows it again.
+    // Shown once: the subscription's page never shows it again, not even on a reload of the same address.
+    expect((await admin.get(`${hooksPath(p)}/${id}?done=created`)).text).not.toMatch(SECRET);
     expect((await admin.get(`${hooksPath(p)}/${id}`)).text).not.toMatch(SECRET);
+    expect((await p.api("GET", "/webhooks")).json.data).toHaveLength(1); // and no second subscription
   });
 
   test("the list names each subscription by a link with its description, or its URL without one, with status and health", async () => {
@@ -134,14 +142,15 @@ describe("a subscription's page (docs/webhooks.md §2, docs/admin.md §3)", () =
     );
     const [latest, first] = tableRows(page.text, "Attempts, newest first");
     const eventId = (await p.api("GET", "/events")).json.data[0].id;
-    // time, event, attempt, status code, duration, error, answer
-    expect(latest!.slice(1, 4)).toEqual(["200", eventId, "2"]);
-    expect(latest![5]).toBe("—");
-    expect(latest![6]).toBe("thanks, got it");
-    expect(first!.slice(1, 4)).toEqual(["500", eventId, "1"]);
-    expect(first![5]).toBe("HTTP 500");
-    expect(first![6]).toBe("receiver broke");
-    expect(latest![4]).toMatch(/^\d+ ms$/);
+    // time, result, status code, event (name, then id), attempt, duration, error, answer
+    expect(latest!.slice(1, 5)).toEqual(["Delivered", "200", `contact.created ${eventId}`, "2"]);
+    expect(latest![6]).toBe("—");
+    expect(latest![7]).toBe("thanks, got it");
+    // The failure is marked in words, with what became of it.
+    expect(first!.slice(1, 5)).toEqual(["Failed Tried again", "500", `contact.created ${eventId}`, "1"]);
+    expect(first![6]).toBe("HTTP 500");
+    expect(first![7]).toBe("receiver broke");
+    expect(latest![5]).toMatch(/^\d+ ms$/);
     // The health after the success.
     expect(pageText(page.text)).toMatch(/Consecutive failures 0 Last success \d{4}-\d{2}-\d{2} /);
   });
@@ -177,7 +186,12 @@ describe("a subscription's page (docs/webhooks.md §2, docs/admin.md §3)", () =
     const eventIds = delivered.map((d) => d.json.id).sort();
 
     await admin.get(`${hooksPath(p)}/${id}`);
-    const disable = await admin.post(`${hooksPath(p)}/${id}/status`, { status: "disabled" });
+    // Disable asks first: the first post changes nothing.
+    const ask = await admin.post(`${hooksPath(p)}/${id}/status`, { status: "disabled" });
+    expect(ask.status).toBe(200);
+    expect(pageText(ask.text)).toContain("Events recorded while it is disabled are not queued for it");
+    expect((await p.api("GET", `/webhooks/${id}`)).json.status).toBe("active");
+    const disable = await admin.post(`${hooksPath(p)}/${id}/status`, { status: "disabled", confirm: "yes" });
     expect(disable.status).toBe(303);
     const disabledPage = await admin.get(disable.location!);
     expect(pageText(disabledPage.text)).toContain("Subscription disabled");
@@ -212,18 +226,26 @@ describe("a subscription's page (docs/webhooks.md §2, docs/admin.md §3)", () =
     expect(none.location).toBe(`${hooksPath(p)}/${id}?done=redelivered&queued=0`);
   });
 
-  test("Rotate secret shows the new secret once; deliveries then carry the new signature first, the old second", async () => {
+  test("Rotate secret asks first, then shows the new secret once after a redirect; deliveries then carry the new signature first, the old second", async () => {
     const p = await server.newProject();
     const r = await receiver();
     const { id, secret: old } = await createInConsole(p, { url: r.url, description: "Rotating" });
     await admin.get(`${hooksPath(p)}/${id}`);
-    const rotated = await admin.post(`${hooksPath(p)}/${id}/rotate-secret`);
-    expect(rotated.status).toBe(200);
+    const ask = await admin.post(`${hooksPath(p)}/${id}/rotate-secret`);
+    expect(ask.status).toBe(200);
+    expect(pageText(ask.text)).toContain('Rotate the secret of "Rotating"?');
+    expect(ask.text).not.toMatch(SECRET);
+    const confirmed = await admin.post(`${hooksPath(p)}/${id}/rotate-secret`, { confirm: "yes" });
+    expect(confirmed.status).toBe(303);
+    expect(confirmed.location).toBe(`${hooksPath(p)}/${id}?done=rotated`);
+    const rotated = await admin.get(confirmed.location!);
     expect(rotated.text).toContain('<label for="once-value" id="once-label">New signing secret</label>');
+    expect(rotated.text).toContain('data-copy="once-value"'); // its copy button
     const shown = rotated.text.match(SECRET) ?? [];
     expect(shown).toHaveLength(1);
     expect(shown[0]).not.toBe(old);
-    expect((await admin.get(`${hooksPath(p)}/${id}`)).text).not.toMatch(SECRET);
+    // A reload of the same address shows it no more, and rotates nothing.
+    expect((await admin.get(confirmed.location!)).text).not.toMatch(SECRET);
     const api = await p.api("GET", `/webhooks/${id}`);
     expect(api.status).toBe(200);
     expect(api.json).toMatchObject({ id, description: "Rotating", status: "active" });
@@ -255,7 +277,7 @@ describe("a subscription's page (docs/webhooks.md §2, docs/admin.md §3)", () =
     const rows = tableRows(second.text, "Attempts, newest first");
     expect(rows).toHaveLength(1);
     const apiOldest = (await p.api("GET", `/webhooks/${id}/attempts`, { query: { limit: 200 } })).json.data.at(-1);
-    expect(rows[0]![2]).toBe(apiOldest.eventId);
+    expect(rows[0]![3]).toBe(`contact.created ${apiOldest.eventId}`);
     expect(second.text).toContain(">Newest attempts</a>");
   });
 });

@@ -1,3 +1,27 @@
-/** Styles of the console's webhooks pages (docs/admin.md §2); appended to the base styles. */
+/**
+ * Styles of the console's API keys and webhooks pages (docs/admin.md §2); appended to the base styles.
+ * Outcomes are words in badges (Delivered, Failed, Failing, Disabled), the colour only repeats them.
+ */
 export const WEBHOOKS_CSS = `
+.confirm .warning{border:2px solid #b3261e;border-radius:6px;padding:.5rem .8rem;background:#fdecea}
+td .key-note,td .event-id{display:block;font-size:.85rem;overflow-wrap:anywhere}
+td .id{overflow-wrap:anywhere}
+td .event-name{font-weight:600}
+td.result .badge{margin-right:.3rem}
+td.result .hint,td.result .next-try{display:block;margin:.2rem 0 0;font-size:.9rem}
+.next-try{font-weight:600}
+.failure{color:#b3261e;font-weight:600}
+.failure time{font-weight:400;color:#4b5563;display:block}
+.earlier time{display:block}
+fieldset.events .choices{display:grid;gap:0 1rem;grid-template-columns:repeat(auto-fit,minmax(13rem,1fr))}
+.hook-top{display:grid;gap:0 1rem;grid-template-columns:minmax(0,1fr) minmax(0,1fr);align-items:start}
+.hook-top>*{min-width:0}
+.danger-zone{border-color:#b3261e}
+table.hooks td:nth-child(2){min-width:10rem}
+@media (max-width:60rem){
+  .hook-top{grid-template-columns:minmax(0,1fr)}
+}
+@media (max-width:40rem){
+  table.hooks td:nth-child(2){min-width:0}
+}
 `;
