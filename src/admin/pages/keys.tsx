@@ -4,14 +4,17 @@ import { parseScopes, SCOPES, type Scope } from "../../auth/scopes.ts";
 import { notFound } from "../../errors.ts";
 import { isoNow, toIso } from "../../lib/time.ts";
 import { write } from "../actions.ts";
+import { confirmed } from "../confirm.tsx";
 import type { AdminEnv } from "../env.ts";
 import { asUtc, field, fields } from "../security.ts";
+import { showOnceAfterRedirect, takeShownOnce } from "../shown-once.ts";
+import { askToRevoke, isBootstrapKey } from "./key-revoke.tsx";
 import { Checkbox, ErrorSummary, Field, Layout, noErrors, Notice, PostForm, projectPath, ShownOnce, TableWrap, Time, type FormErrors } from "../ui.tsx";
 
 /**
  * API keys of a project (docs/api.md §2, docs/admin.md §3): list, create with chosen scopes (the key is
- * shown once, on the page that answers the form, never in a URL), revoke. The same
- * services as `crm key create|list|revoke`.
+ * shown once, after a redirect, never in a URL: docs/admin.md §2), revoke after a
+ * confirmation. The same services as `crm key create|list|revoke`.
  */
 export const keyPages = new Hono<AdminEnv>();
 
@@ -60,21 +63,24 @@ const KeyRow = (p: { c: Context<AdminEnv>; k: ApiKeyInfo }) => {
   const nameId = `key-${k.id}`;
   return (
     <tr>
-      <td id={nameId}>
-        {k.name ?? <span class="none">Unnamed</span>} <span class="mono none">{k.id}</span>
+      <td id={nameId} data-label="Name">
+        {k.name ?? <span class="none">Unnamed</span>} <span class="mono none id">{k.id}</span>
+        {isBootstrapKey(k) ? <span class="hint key-note">Made at the server's first start</span> : null}
       </td>
-      <td class="mono nowrap">{k.hint}</td>
-      <td>{k.scopes.join(", ")}</td>
-      <td>
+      <td class="mono nowrap" data-label="Hint">
+        {k.hint}
+      </td>
+      <td data-label="Scopes">{k.scopes.join(", ")}</td>
+      <td data-label="Created">
         <Time at={k.createdAt} />
       </td>
-      <td>
+      <td data-label="Last used">
         <Time at={k.lastUsedAt} />
       </td>
-      <td>
+      <td data-label="Expires">
         <Time at={k.expiresAt} />
       </td>
-      <td>
+      <td data-label="Revoked">
         {k.revokedAt ? (
           <Time at={k.revokedAt} />
         ) : (
@@ -98,7 +104,7 @@ const KeysPage = (p: { c: Context<AdminEnv>; keys: ApiKeyInfo[]; values?: KeyVal
       <h1>API keys</h1>
       <Notice text={p.created ? "Key created." : p.done === "revoked" ? "Key revoked: it is refused from now on." : null} />
       {p.created ? (
-        <ShownOnce label="New API key" value={p.created} note="Copy it now: only its hash is kept, so it is never shown again." />
+        <ShownOnce label="New API key" value={p.created} note="Copy it now: only its hash is kept, so it is never shown again, not even when this page is reloaded." />
       ) : null}
       <p class="hint">
         This server is the {env} environment: its keys start with {env === "production" ? "crm_live_" : "crm_test_"}.
@@ -152,23 +158,34 @@ const KeysPage = (p: { c: Context<AdminEnv>; keys: ApiKeyInfo[]; values?: KeyVal
 /** Newest first. */
 const keysOf = async (c: Context<AdminEnv>) => (await listApiKeys(c.var.deps.db, c.var.project.id)).reverse();
 
-keyPages.get("/", async (c) => c.html(<KeysPage c={c} keys={await keysOf(c)} done={c.req.query("done")} />));
+/** The page; a key just made is shown here once (docs/admin.md §2), and a reload shows it no more. */
+keyPages.get("/", async (c) => {
+  const once = takeShownOnce(c);
+  const created = once?.label === "New API key" ? once.value : undefined;
+  return c.html(<KeysPage c={c} keys={await keysOf(c)} done={c.req.query("done")} created={created} />);
+});
 
+/** Creates the key, then redirects to the page that shows it once: a reload is a GET, so it never makes a second key. */
 keyPages.post("/", async (c) => {
   const { values, data, errors } = readKeyForm(c);
   if (!data) return c.html(<KeysPage c={c} keys={await keysOf(c)} values={values} errors={errors} />, 422);
   const projectId = c.var.project.id;
   const env = c.var.deps.config.CRM_ENV;
-  const { key } = await write(c, projectId, (trx) => createApiKey(trx, { projectId, scopes: data.scopes as Scope[], name: data.name, expiresAt: data.expiresAt, env, now: isoNow(c.var.deps.clock) }));
-  // Answered here, not redirected: the key must never be in a URL (docs/api.md §2, docs/admin.md §3).
-  return c.html(<KeysPage c={c} keys={await keysOf(c)} created={key} />, 200);
+  const { id, key } = await write(c, projectId, (trx) => createApiKey(trx, { projectId, scopes: data.scopes as Scope[], name: data.name, expiresAt: data.expiresAt, env, now: isoNow(c.var.deps.clock) }));
+  // Never in a URL (docs/api.md §2): sealed into the one-time cookie the next page reads.
+  return showOnceAfterRedirect(c, { label: "New API key", value: key, about: id }, projectPath(c.var.project, "keys"));
 });
 
+/** Revoke: the first post asks (the confirmation page), the confirmed one revokes (docs/admin.md §2). */
 keyPages.post("/:keyId/revoke", async (c) => {
   const project = c.var.project;
   const id = c.req.param("keyId");
-  const now = isoNow(c.var.deps.clock);
   // A key of another project is not found here, as the API would say.
+  const k = (await listApiKeys(c.var.deps.db, project.id)).find((key) => key.id === id);
+  if (!k) throw notFound("API key");
+  if (k.revokedAt) return c.redirect(`${projectPath(project, "keys")}?done=revoked`, 303);
+  if (!confirmed(c)) return askToRevoke(c, k);
+  const now = isoNow(c.var.deps.clock);
   if (!(await write(c, project.id, (trx) => revokeApiKey(trx, id, now, project.id)))) throw notFound("API key");
   c.var.deps.keys.forget(id);
   return c.redirect(`${projectPath(project, "keys")}?done=revoked`, 303);
