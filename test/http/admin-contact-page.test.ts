@@ -96,6 +96,46 @@ describe("a contact's timeline", () => {
     expect(submission!.text).toContain("First name Grace");
     expect(created!.meta).toContain("by Newsletter (form)");
   });
+
+  test("pages: submissions, interactions and changes interleaved by time across pages, each entry once, newest first", async () => {
+    const email = "paged@timeline.example";
+    later();
+    expect((await p.api("POST", `/forms/${form.id}/submissions`, { key: null, body: { email, firstName: "Sub 0" } })).status).toBe(201);
+    const id = (await api("GET", `/contacts?email=${encodeURIComponent(email)}`)).data[0].contactId as string;
+    // 25 rounds of a submission (which also changes the first name), a call and a note: 101 entries in all.
+    for (let i = 1; i <= 25; i++) {
+      later();
+      expect((await p.api("POST", `/forms/${form.id}/submissions`, { key: null, body: { email, firstName: `Sub ${i}` } })).status).toBe(201);
+      later();
+      await api("POST", `/contacts/${id}/interactions`, { interactionTypeId: visit.id, note: `visit ${i}.` });
+      later();
+      await api("POST", `/contacts/${id}/interactions`, { type: "note", note: `note ${i}.` });
+    }
+    const seen: string[] = [];
+    let path: string | undefined = `${base}/${id}`;
+    let pages = 0;
+    while (path) {
+      const page = await admin.get(path);
+      expect(page.status, page.text.slice(0, 500)).toBe(200);
+      pages += 1;
+      // A later page leads back to the newest entries; the first does not.
+      expect(page.text.includes(`href="${base}/${id}#timeline">Newest entries</a>`)).toBe(pages > 1);
+      for (const e of timeline(page)) {
+        const n = /(?:visit|note) (\d+)\.|First name (?:Sub \d+ → )?Sub (\d+)/.exec(e.text);
+        seen.push(`${e.meta.replace(/ · by .*/, "")} ${n?.[1] ?? n?.[2] ?? ""}`.trim());
+      }
+      const href = /href="([^"]*)">Older entries</.exec(page.text)?.[1];
+      path = href?.replace(/&amp;/g, "&");
+      expect(pages).toBeLessThan(12);
+    }
+    const expected = [
+      "Change: Contact created 0",
+      "Form submission: Newsletter 0",
+      ...Array.from({ length: 25 }, (_, k) => [`Change: Contact updated ${k + 1}`, `Form submission: Newsletter ${k + 1}`, `Interaction: Site visit ${k + 1}`, `Interaction: Note ${k + 1}`]).flat(),
+    ].reverse();
+    expect(seen).toEqual(expected);
+    expect(pages).toBeGreaterThan(2);
+  });
 });
 
 describe("adding to the timeline from the page", () => {
@@ -109,6 +149,7 @@ describe("adding to the timeline from the page", () => {
     expect(page.text).toContain(">Add note</button>");
 
     later();
+    const since = new Date(clock.now()).toISOString();
     const res = await admin.post(`${base}/${id}/interactions`, {
       interactionTypeId: visit.id,
       date: "2026-01-05T09:30",
@@ -125,7 +166,7 @@ describe("adding to the timeline from the page", () => {
       fields: { outcome: "quote requested", duration: "45 min" },
       date: "2026-01-05T09:30:00.000Z",
     });
-    const events = (await api("GET", "/events", undefined)).data.filter((e: { event: string; data: any }) => e.event === "interaction_log.created" && e.data.interactionLog.id === logs[0].id);
+    const events = (await api("GET", `/events?since=${encodeURIComponent(since)}`)).data.filter((e: { event: string; data: any }) => e.event === "interaction_log.created" && e.data.interactionLog.id === logs[0].id);
     expect(events).toHaveLength(1);
     const after = await admin.get(res.location!);
     expect(pageText(after.text)).toContain("Interaction added.");

@@ -8,7 +8,8 @@ import type { InteractionLog } from "../../interactions/schemas.ts";
 import type { CursorCodec } from "../../lib/cursor.ts";
 import type { Db } from "../../storage/schema.ts";
 import { Time } from "../ui.tsx";
-import { actorNames, Change, fieldName, Shown } from "./contact-history.tsx";
+import { shownValue } from "./contact-common.ts";
+import { actorNames, Change, fieldName } from "./contact-history.tsx";
 import { mergesAt, type MergeInfo } from "./merge-timeline.tsx";
 
 /**
@@ -35,6 +36,8 @@ export interface TimelinePage {
   entries: Entry[];
   actors: Map<string, string>;
   older: URLSearchParams | null;
+  /** This page is not the first: it links back to the newest entries. */
+  later: boolean;
   /** The merges of the page's "merged" records, by their time in ms (docs/api.md §20.4), and the time they are judged at. */
   merges: Map<number, MergeInfo>;
   now: string;
@@ -130,19 +133,17 @@ export async function readTimeline(db: Db, cursors: CursorCodec, projectId: stri
   const records = kept.flatMap((e) => (e.kind === "change" ? [e.record] : []));
   const mergedAt = kept.flatMap((e) => (e.kind === "change" && e.record.action === "merged" ? [e.at] : []));
   const [actors, merges] = await Promise.all([actorNames(db, projectId, records), mergesAt(db, contact.id, mergedAt)]);
-  return { entries: kept, actors, older, merges, now };
+  return { entries: kept, actors, older, later: starts.some((at) => at !== undefined), merges, now };
 }
 
-/** A flat map of names to values as a definition list, names through `name`. */
+/** A flat map of names to values as a definition list, names through `name`; values whole (the timeline is the only place they show). */
 const Values: FC<{ values: Record<string, unknown>; name: (key: string) => string }> = ({ values, name }) =>
   Object.keys(values).length > 0 ? (
     <dl class="props">
       {Object.entries(values).map(([k, v]) => (
         <>
           <dt>{name(k)}</dt>
-          <dd>
-            <Shown value={v} />
-          </dd>
+          <dd>{v === null || v === undefined || v === "" ? <span class="none">—</span> : shownValue(v)}</dd>
         </>
       ))}
     </dl>
@@ -186,9 +187,10 @@ export const TimelineList: FC<{ page: TimelinePage; here: string; customTitles: 
         )}
       </ol>
     )}
-    {page.older ? (
+    {page.older || page.later ? (
       <nav class="pager" aria-label="Timeline pages">
-        <a href={`${here}?${page.older}#timeline`}>Older entries</a>
+        {page.later ? <a href={`${here}#timeline`}>Newest entries</a> : null}
+        {page.older ? <a href={`${here}?${page.older}#timeline`}>Older entries</a> : null}
       </nav>
     ) : null}
   </>
