@@ -15,7 +15,7 @@ import { AdminClient, createAdminAccount } from "../helpers/admin.ts";
 import { launchBrowser, recordPage, type PageRecord } from "../helpers/browser.ts";
 import { seedConsole, type ConsoleSeed } from "../helpers/console-seed.ts";
 import { startServer, type ServerHandle } from "../helpers/server.ts";
-import { consolePattern, isCrawlable, navRows, sidewaysScroll, signInPage } from "../helpers/console-pages.ts";
+import { crawlConsole, linksOf, navRows, sidewaysScroll, signInPage } from "../helpers/console-pages.ts";
 
 let server: ServerHandle;
 let browser: Browser;
@@ -79,7 +79,7 @@ describe("every console page at 390 px and 1280 px", () => {
       for (const v of viewers) await signInPage(v.page, server.origin, account);
       const base = `/admin/projects/${seed.project.id}`;
       // Pages no link may lead to from the first pages, and the values the seeding made long or busy.
-      const queue: string[] = [
+      const start: string[] = [
         "/admin/projects",
         base,
         `${base}/contacts/${seed.longContact}`,
@@ -92,49 +92,38 @@ describe("every console page at 390 px and 1280 px", () => {
         `${base}/webhooks/${seed.webhooks.succeeding.id}`,
         ...(seed.importPath ? [seed.importPath] : []),
       ].map((p) => server.origin + p);
-      const queued = new Set(queue);
-      const kinds = new Map<string, number>();
-      const visited: string[] = [];
       const failures: string[] = [];
       const [desktop, phone] = viewers as [Viewer, Viewer];
-
-      while (queue.length && visited.length < MAX_PAGES) {
-        const url = queue.shift()!;
-        const kind = consolePattern(url);
-        if ((kinds.get(kind) ?? 0) >= PER_KIND) continue;
-        // A link to a file (an export, rejected rows) is a download, not a page.
-        const probe = await desktop.context.request.get(url);
-        if (!(probe.headers()["content-type"] ?? "").startsWith("text/html")) continue;
-        kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
-        visited.push(url);
-        const path = new URL(url).pathname + new URL(url).search;
-        for (const v of [desktop, phone]) {
-          const mark = markOf(v.record);
-          const problems: string[] = [];
-          try {
-            const res = await v.page.goto(url, { waitUntil: "load" });
-            if (res?.status() !== 200) problems.push(`answered ${res?.status()}`);
-            const side = await sidewaysScroll(v.page);
-            problems.push(...side);
-            if (v.width === 390) {
-              const rows = await navRows(v.page);
-              if (rows > 2) problems.push(`the project's navigation takes ${rows} rows`);
+      const kinds = await crawlConsole({
+        origin: server.origin,
+        start,
+        max: MAX_PAGES,
+        perKind: PER_KIND,
+        probe: (url) => desktop.context.request.get(url),
+        visit: async (url) => {
+          const path = new URL(url).pathname + new URL(url).search;
+          for (const v of [desktop, phone]) {
+            const mark = markOf(v.record);
+            const problems: string[] = [];
+            try {
+              const res = await v.page.goto(url, { waitUntil: "load" });
+              if (res?.status() !== 200) problems.push(`answered ${res?.status()}`);
+              problems.push(...(await sidewaysScroll(v.page)));
+              if (v.width === 390) {
+                const rows = await navRows(v.page);
+                if (rows > 2) problems.push(`the project's navigation takes ${rows} rows`);
+              }
+            } catch (error) {
+              problems.push(`did not load: ${String(error).split("\n")[0]}`);
             }
-          } catch (error) {
-            problems.push(`did not load: ${String(error).split("\n")[0]}`);
+            problems.push(...since(v.record, mark, server.origin));
+            if (problems.length) failures.push(`${path} at ${v.width} px: ${problems.join("; ")}`);
           }
-          problems.push(...since(v.record, mark, server.origin));
-          if (problems.length) failures.push(`${path} at ${v.width} px: ${problems.join("; ")}`);
-        }
-        // Links of the wide page (the phone's menu holds the same ones).
-        const hrefs = await desktop.page.locator("a[href]").evaluateAll((as) => as.map((a) => (a as HTMLAnchorElement).href));
-        for (const href of hrefs) {
-          const clean = href.replace(/#.*$/, "");
-          if (!isCrawlable(clean, server.origin) || queued.has(clean)) continue;
-          queued.add(clean);
-          queue.push(clean);
-        }
-      }
+          // Links of the wide page (the phone's menu holds the same ones).
+          return linksOf(desktop.page);
+        },
+      });
+      const visited = [...kinds.values()].flat();
       console.log(`crawled ${visited.length} pages of ${kinds.size} kinds:\n  ${[...kinds.keys()].join("\n  ")}`);
       expect(failures, `pages that fail:\n${failures.join("\n")}`).toEqual([]);
       // The crawl reached the console's sections (a broken navigation would show as a short crawl).

@@ -91,3 +91,45 @@ export async function navRows(page: Page): Promise<number> {
     return rows;
   });
 }
+
+/**
+ * Crawls the console breadth first from `start` (absolute URLs): `visit` opens a page and
+ * answers the links on it; each kind of page ({@link consolePattern}) is visited at most
+ * `perKind` times, `max` pages in all. A link whose answer is not HTML (a download) is not
+ * visited. Answers the kinds seen, with the URLs visited of each.
+ */
+export async function crawlConsole(opts: {
+  origin: string;
+  start: string[];
+  /** Asks for a URL with the browser's cookies (a context's `request.get`). */
+  probe: (url: string) => Promise<{ headers(): Record<string, string> }>;
+  visit: (url: string, kind: string, nth: number) => Promise<string[]>;
+  max?: number;
+  perKind?: number;
+}): Promise<Map<string, string[]>> {
+  const queue = [...opts.start];
+  const queued = new Set(queue);
+  const kinds = new Map<string, string[]>();
+  let visited = 0;
+  while (queue.length && visited < (opts.max ?? 80)) {
+    const url = queue.shift()!;
+    const kind = consolePattern(url);
+    const seen = kinds.get(kind) ?? [];
+    if (seen.length >= (opts.perKind ?? 2)) continue;
+    const answer = await opts.probe(url);
+    if (!(answer.headers()["content-type"] ?? "").startsWith("text/html")) continue;
+    seen.push(url);
+    kinds.set(kind, seen);
+    visited++;
+    for (const href of await opts.visit(url, kind, seen.length)) {
+      const clean = href.replace(/#.*$/, "");
+      if (!isCrawlable(clean, opts.origin) || queued.has(clean)) continue;
+      queued.add(clean);
+      queue.push(clean);
+    }
+  }
+  return kinds;
+}
+
+/** The links of the page `page` shows. */
+export const linksOf = (page: Page) => page.locator("a[href]").evaluateAll((as) => as.map((a) => (a as HTMLAnchorElement).href));
