@@ -127,6 +127,21 @@ describe("the Erase action", () => {
     expect(forged.text).not.toContain('class="notice"');
   });
 
+  test("a contact in the trash is erased from its page too (docs/api.md §19.3): its page links Erase, the confirmation counts its logs, and the erase leaves nothing to restore", async () => {
+    const { contactId } = await personWithLogs();
+    expectStatus(await p.api("DELETE", `/contacts/${contactId}`), 204);
+    const page = await admin.get(`${base}/${contactId}`);
+    expect(page.status).toBe(200);
+    expect(page.text).toMatch(new RegExp(`<a [^>]*href="${base}/${contactId}/erase"[^>]*>\\s*Erase\\s*</a>`));
+    const confirm = await admin.get(`${base}/${contactId}/erase`);
+    expect(confirm.status).toBe(200);
+    expect(pageText(confirm.text)).toContain("2 interaction logs");
+    const res = await admin.post(`${base}/${contactId}/erase`, { confirm: contactId });
+    expect(res.status, res.text.slice(0, 500)).toBe(303);
+    expect((await admin.get(`${base}/${contactId}`)).status).toBe(404);
+    expectError(await p.api("POST", `/contacts/${contactId}/restore`), "ERR_NOT_FOUND");
+  });
+
   test("an unknown contact's Erase page is the console's 404 page", async () => {
     expect((await admin.get(`${base}/CR-987654/erase`)).status).toBe(404);
     expect((await admin.get(`${base}/nonsense/erase`)).status).toBe(404);
