@@ -1,7 +1,7 @@
 /**
  * The admin console in a real browser (docs/admin.md §4): headless Chromium signs in, creates
  * a project, a key, a contact with a note, follows a webhook subscription from a failed
- * attempt to a delivered one, sends a test ping, revokes the key and signs out, finding
+ * attempt to a delivered one, sends a test ping, revokes the key (after its confirmation) and signs out, finding
  * everything by the accessible names docs/admin.md §4 lists (and nothing else). Every page it sees asks
  * for nothing outside the server, breaks no CSP rule and logs no error; at phone width
  * (390 px) none of them scrolls sideways. What the console did is checked through the API.
@@ -118,13 +118,16 @@ describe("the admin console in Chromium", () => {
       const key = (await shown.inputValue()).trim();
       expect(key).toMatch(/^crm_test_/);
       expect(page.url()).not.toContain(key); // never in a URL
+      expect(new URL(page.url()).pathname).toBe(`/admin/projects/${projectId}/keys`); // the form redirected to a GET
       const pinged = await ping(key);
       expect(pinged.status).toBe(200);
       expect(pinged.json.projectId).toBe(projectId);
       expect([...pinged.json.scopes].sort()).toEqual(["contacts:read", "contacts:write", "webhooks:manage"]);
-      await page.goto(page.url()); // the same address, as a GET: the key is not shown again
+      const keysBefore = await page.getByRole("region", { name: "API keys of this project" }).getByRole("row").count();
+      await page.reload(); // the same address, as a GET: the key is not shown again, and no second key is made
       await landed("API keys");
       expect(await shown.count()).toBe(0);
+      expect(await page.getByRole("region", { name: "API keys of this project" }).getByRole("row").count()).toBe(keysBefore);
 
       // A contact entered by hand, and a note on its timeline.
       const email = `ada.${Date.now().toString(36)}@example.com`;
@@ -198,6 +201,10 @@ describe("the admin console in Chromium", () => {
       await nav(page, "API keys").click();
       await landed("API keys");
       await page.getByRole("row", { name: new RegExp(keyName) }).getByRole("button", { name: "Revoke", exact: true }).click();
+      // Revoke asks first: until the confirmation, the key still works.
+      await h1(page, `Revoke the key "${keyName}"?`);
+      expect((await ping(key)).status).toBe(200);
+      await page.getByRole("button", { name: "Revoke key", exact: true }).click();
       await landed("API keys");
       await page.getByRole("status").waitFor({ timeout: WAIT });
       expect((await ping(key)).status).toBe(401);
