@@ -77,15 +77,17 @@ export const ContactTypes = (p: { c: Context<AdminEnv>; rows: ReferenceData["con
           <th scope="col">Category</th>
           <th scope="col">Default</th>
           <th scope="col">Id</th>
+          <th scope="col">Change</th>
         </tr>
       </thead>
       <tbody>
         {p.rows.slice(0, SHOWN).map((r) => (
           <tr>
-            <td>{r.name}</td>
-            <td>{r.category}</td>
-            <td>{r.is_default === 1 ? "Default" : <span class="none">—</span>}</td>
-            <td class="mono">{r.id}</td>
+            <td data-label="Name">{r.name}</td>
+            <td data-label="Category">{r.category}</td>
+            <td data-label="Default">{r.is_default === 1 ? "Default" : <span class="none">—</span>}</td>
+            <td data-label="Id" class="mono">{r.id}</td>
+            <EditCell c={p.c} kind="contact-type" id={r.id} name={r.name} />
           </tr>
         ))}
       </tbody>
@@ -104,7 +106,7 @@ export const ContactTypes = (p: { c: Context<AdminEnv>; rows: ReferenceData["con
 
 export const InteractionTypes = (p: { c: Context<AdminEnv>; rows: ReferenceData["interactionTypes"]; failed?: Failed }) => {
   const { values, errors } = formState("interaction-type", p.failed);
-  const table = <NameTable rows={p.rows} />;
+  const table = <NameTable c={p.c} kind="interaction-type" rows={p.rows} />;
   const form = (
     <>
       <Field label="Name" name="name" id="interaction-types-name" value={values.name} required error={errors?.fields.name} />
@@ -126,17 +128,19 @@ export const CustomFields = (p: { c: Context<AdminEnv>; rows: ReferenceData["cus
           <th scope="col">Writable</th>
           <th scope="col">Unique</th>
           <th scope="col">Id</th>
+          <th scope="col">Change</th>
         </tr>
       </thead>
       <tbody>
         {p.rows.slice(0, SHOWN).map((r) => (
           <tr>
-            <td>{r.title}</td>
-            <td>{r.type}</td>
-            <td>{r.options ? (JSON.parse(r.options) as string[]).join(", ") : <span class="none">—</span>}</td>
-            <td>{READ_ONLY_TYPES.includes(r.type) ? "No (read-only)" : "Yes"}</td>
-            <td>{r.is_unique === 1 ? "Unique" : <span class="none">—</span>}</td>
-            <td class="mono">{r.id}</td>
+            <td data-label="Title">{r.title}</td>
+            <td data-label="Type">{r.type}</td>
+            <td data-label="Options">{r.options ? (JSON.parse(r.options) as string[]).join(", ") : <span class="none">—</span>}</td>
+            <td data-label="Writable">{READ_ONLY_TYPES.includes(r.type) ? "No (read-only)" : "Yes"}</td>
+            <td data-label="Unique">{r.is_unique === 1 ? "Unique" : <span class="none">—</span>}</td>
+            <td data-label="Id" class="mono">{r.id}</td>
+            <EditCell c={p.c} kind="custom-field" id={r.id} name={r.title} />
           </tr>
         ))}
       </tbody>
@@ -175,24 +179,37 @@ export const Tags = (p: { c: Context<AdminEnv>; rows: ReferenceData["tags"]; fai
       <button type="submit">Create tag</button>
     </>
   );
-  return <Section c={p.c} kind="tag" count={p.rows.length} table={<NameTable rows={p.rows} />} form={form} failed={p.failed} />;
+  return <Section c={p.c} kind="tag" count={p.rows.length} table={<NameTable c={p.c} kind="tag" rows={p.rows} />} form={form} failed={p.failed} />;
 };
 
-const NameTable = (p: { rows: Array<{ id: string; name: string }> }) => (
+const NameTable = (p: { c: Context<AdminEnv>; kind: Kind; rows: Array<{ id: string; name: string }> }) => (
   <table>
     <thead>
       <tr>
         <th scope="col">Name</th>
         <th scope="col">Id</th>
+        <th scope="col">Change</th>
       </tr>
     </thead>
     <tbody>
       {p.rows.slice(0, SHOWN).map((r) => (
         <tr>
-          <td>{r.name}</td>
-          <td class="mono">{r.id}</td>
+          <td data-label="Name">{r.name}</td>
+          <td data-label="Id" class="mono">{r.id}</td>
+          <EditCell c={p.c} kind={p.kind} id={r.id} name={r.name} />
         </tr>
       ))}
     </tbody>
   </table>
+);
+
+/** A record's own page: edit, and remove where nothing refers to it (reference-edit.tsx, reference-tags.tsx). */
+export const recordPath = (c: Context<AdminEnv>, kind: Kind, id: string) => `${projectPath(c.var.project, "reference")}/${KINDS[kind].path}/${encodeURIComponent(id)}`;
+
+const EditCell = (p: { c: Context<AdminEnv>; kind: Kind; id: string; name: string }) => (
+  <td data-label="Change">
+    <a href={recordPath(p.c, p.kind, p.id)} aria-label={`Edit ${p.name}`}>
+      Edit
+    </a>
+  </td>
 );

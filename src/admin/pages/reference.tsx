@@ -9,19 +9,26 @@ import { write } from "../actions.ts";
 import type { AdminEnv } from "../env.ts";
 import { field } from "../security.ts";
 import { Layout, noErrors, Notice, projectPath } from "../ui.tsx";
+import { referenceEditPages } from "./reference-edit.tsx";
+import { DONE_EDITS } from "./reference-record.tsx";
 import { ContactTypes, CustomFields, InteractionTypes, KINDS, loadReference, Tags, type Failed, type Kind, type ReferenceData } from "./reference-sections.tsx";
+import { referenceTagPages } from "./reference-tags.tsx";
 
 /**
  * Reference data of a project (docs/api.md §10, docs/admin.md §3): contact types, interaction types, custom
- * fields and tags, listed and created under the same rules as the CLI (src/reference/service.ts).
+ * fields and tags, listed and created under the same rules as the CLI (src/reference/service.ts);
+ * each record's own page edits and removes it (reference-edit.tsx, reference-tags.tsx).
  */
 export const referencePages = new Hono<AdminEnv>();
+referencePages.route("/", referenceEditPages);
+referencePages.route("/", referenceTagPages);
 
 const DONE: Record<string, string> = {
   "contact-type": "Contact type created.",
   "interaction-type": "Interaction type created.",
   "custom-field": "Custom field created.",
   tag: "Tag created.",
+  ...DONE_EDITS,
 };
 
 const ReferencePage = (p: { c: Context<AdminEnv>; data: ReferenceData; failed?: Failed; done?: string }) => (
