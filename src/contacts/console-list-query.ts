@@ -1,8 +1,8 @@
-import { sql, type Expression, type ExpressionBuilder, type RawBuilder, type SqlBool } from "kysely";
+import { sql, type Expression, type ExpressionBuilder, type RawBuilder, type SelectQueryBuilder, type SqlBool } from "kysely";
 import { keysetAfter } from "../storage/keyset.ts";
 import type { Database, Db } from "../storage/schema.ts";
 import type { FilterOnly } from "../storage/port.ts";
-import { contactsByIds, filterOnlyIn } from "../storage/query.ts";
+import { filterOnlyIn } from "../storage/query.ts";
 import { prefixEnd } from "./matching.ts";
 
 /**
@@ -18,7 +18,7 @@ export const CONSOLE_SORTS = ["updated", "created", "name"] as const;
 export type ConsoleSort = (typeof CONSOLE_SORTS)[number];
 
 /** Below this many contacts a filter drives: its rows are read, checked and sorted whole. */
-export const SMALL_SET = 2000;
+export const SMALL_SET = 10_000;
 
 /**
  * The name order (docs/admin.md §3): last name, first name, then business name, lower case,
@@ -93,38 +93,69 @@ function check(eb: Eb, part: Part, sort: ConsoleSort, filterOnly: FilterOnly): E
 
 const checksOf = (parts: Part[], sort: ConsoleSort, filterOnly: FilterOnly) => (eb: Eb) => eb.and(parts.map((p) => check(eb, p, sort, filterOnly)));
 
-/** Up to `cap + 1` contact ids matching `part`, from its own index (live contacts only). */
-async function driverIds(db: Db, projectId: string, part: Part, cap: number): Promise<number[]> {
+/**
+ * The live contacts matching `part`, from its own index, as a query selecting `id`; `idRef`
+ * names that column for checks. Tag links, search terms and match keys exist only for live
+ * contacts (src/contacts/trash.ts), so those need no look at the contact.
+ */
+function driverQuery(db: Db, projectId: string, part: Part): { idRef: string; q: SelectQueryBuilder<any, any, { id: number | string }> } {
   const filterOnly = filterOnlyIn(db);
   const live = db.selectFrom("contacts").select("contacts.id as id").where("contacts.deleted_at", "is", null);
-  let q;
   switch (part.kind) {
     case "email":
     case "phone":
-      q = live.where("contacts.project_id", "=", projectId).where(part.kind === "email" ? "contacts.email_key" : "contacts.phone_key", "=", part.key);
-      break;
+      return { idRef: "contacts.id", q: live.where("contacts.project_id", "=", projectId).where(part.kind === "email" ? "contacts.email_key" : "contacts.phone_key", "=", part.key) };
     case "types":
-      q = live.where(filterOnly("contacts.project_id"), "=", projectId).where("contacts.contact_type_id", "in", part.ids);
-      break;
+      return { idRef: "contacts.id", q: live.where(filterOnly("contacts.project_id"), "=", projectId).where("contacts.contact_type_id", "in", part.ids) };
     case "since":
-      q = live.where("contacts.project_id", "=", projectId).where("contacts.updated_at", ">=", part.at);
-      break;
+      return { idRef: "contacts.id", q: live.where("contacts.project_id", "=", projectId).where("contacts.updated_at", ">=", part.at) };
     case "tag":
-      q = db.selectFrom("contact_tags").select("contact_tags.contact_id as id").where("contact_tags.tag_id", "=", part.id);
-      break;
+      return { idRef: "contact_tags.contact_id", q: db.selectFrom("contact_tags").select("contact_tags.contact_id as id").where("contact_tags.tag_id", "=", part.id) };
     case "term":
-      q = db
-        .selectFrom("contact_search_terms")
-        .select("contact_search_terms.contact_id as id")
-        .distinct()
-        .where("contact_search_terms.project_id", "=", projectId)
-        .where("contact_search_terms.term", ">=", part.token)
-        .where("contact_search_terms.term", "<", prefixEnd(part.token));
-      break;
+      return {
+        idRef: "contact_search_terms.contact_id",
+        q: db
+          .selectFrom("contact_search_terms")
+          .select("contact_search_terms.contact_id as id")
+          .distinct()
+          .where("contact_search_terms.project_id", "=", projectId)
+          .where("contact_search_terms.term", ">=", part.token)
+          .where("contact_search_terms.term", "<", prefixEnd(part.token)),
+      };
   }
-  const rows: Array<{ id: number | string }> = await q.limit(cap + 1).execute();
-  return rows.map((r) => Number(r.id));
 }
+
+/** How many contacts match `part`, counted up to `cap + 1` (its index only: a probe, not a walk of the project). */
+async function driverCount(db: Db, projectId: string, part: Part, cap: number): Promise<number> {
+  const row = await db
+    .selectFrom(driverQuery(db, projectId, part).q.limit(cap + 1).as("m"))
+    .select((eb) => eb.fn.countAll<number>().as("n"))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** The contact whose id is `idRef` passes `part`: index probes of its tags and terms; its row only for the other filters. */
+function idCheck(eb: ExpressionBuilder<any, any>, idRef: string, part: Part, filterOnly: FilterOnly): Expression<SqlBool> {
+  const id = sql.ref<number>(idRef);
+  if (part.kind === "tag") {
+    return eb.exists(eb.selectFrom("contact_tags as k").select("k.tag_id").where("k.contact_id", "=", id).where(filterOnly("k.tag_id"), "=", part.id));
+  }
+  if (part.kind === "term") {
+    return eb.exists(
+      eb.selectFrom("contact_search_terms as o").select("o.contact_id").where("o.contact_id", "=", id).where("o.term", ">=", part.token).where("o.term", "<", prefixEnd(part.token)),
+    );
+  }
+  return eb.exists(
+    eb
+      .selectFrom("contacts as r")
+      .select("r.id")
+      .where("r.id", "=", id)
+      .where((inner) => check(inner as never, part, "name", (ref) => filterOnly(ref.replace(/^contacts\./, "r."))) as never),
+  );
+}
+
+/** Which filter a bounded count walks: one whose index alone answers (a tag, a search word) before one that needs each contact's row. */
+const COUNT_ORDER: Part["kind"][] = ["email", "phone", "tag", "term", "types", "since"];
 
 /**
  * How to read the list of `parts`: an email or phone drives at once; otherwise every
@@ -135,35 +166,44 @@ export async function planList(db: Db, projectId: string, parts: Part[], sort: C
   if (parts.length === 0) return { kind: "walk", checks: [] };
   const keyed = parts.find((p) => p.kind === "email" || p.kind === "phone");
   const drivers = keyed ? [keyed] : parts;
-  const found = await Promise.all(drivers.map(async (part) => ({ part, ids: await driverIds(db, projectId, part, SMALL_SET) })));
-  const fewest = found.filter((f) => f.ids.length <= SMALL_SET).sort((a, b) => a.ids.length - b.ids.length)[0];
+  const found = await Promise.all(drivers.map(async (part) => ({ part, n: await driverCount(db, projectId, part, SMALL_SET) })));
+  const fewest = found.filter((f) => f.n <= SMALL_SET).sort((a, b) => a.n - b.n)[0];
   if (!fewest) return { kind: "walk", checks: parts };
   const rest = parts.filter((p) => p !== fewest.part);
-  return { kind: "small", rows: await candidateRows(db, projectId, fewest.ids, rest, sort) };
+  return { kind: "small", rows: fewest.n === 0 ? [] : await candidateRows(db, projectId, fewest.part, rest, sort) };
 }
 
-/** The candidates that pass the other filters, with their sort keys, in the sort's order. */
-async function candidateRows(db: Db, projectId: string, ids: number[], checks: Part[], sort: ConsoleSort): Promise<KeyRow[]> {
-  if (ids.length === 0) return [];
+/**
+ * The driver's contacts that pass the other filters, with their sort keys, in the sort's
+ * order. The driver's rows join the contacts by primary key (SQLite keeps a CROSS JOIN's
+ * left side outer), so no id list travels back and forth.
+ */
+async function candidateRows(db: Db, projectId: string, driver: Part, checks: Part[], sort: ConsoleSort): Promise<KeyRow[]> {
   const filterOnly = filterOnlyIn(db);
-  let q = contactsByIds(db, ids)
+  let q = db
+    .selectFrom(driverQuery(db, projectId, driver).q.as("d"))
+    .crossJoin("contacts")
+    .whereRef("contacts.id", "=", "d.id")
     .select(["contacts.id as id", "contacts.contact_number as number", SORTS[sort].key().as("key")])
     .where(filterOnly("contacts.project_id"), "=", projectId)
     .where("contacts.deleted_at", "is", null);
-  if (checks.length > 0) q = q.where(checksOf(checks, sort, filterOnly));
-  const rows: KeyRow[] = (await q.execute()).map((r) => ({ id: Number(r.id), number: Number(r.number), key: String(r.key) }));
-  return rows.sort((a, b) => compareRows(a, b, SORTS[sort].direction));
+  if (checks.length > 0) q = q.where(checksOf(checks, sort, filterOnly) as never);
+  const rows = (await q.execute()).map((r) => ({ id: Number(r.id), number: Number(r.number), key: String(r.key), bytes: Buffer.from(String(r.key)) }));
+  const direction = SORTS[sort].direction;
+  return rows.sort((a, b) => compareRows(a, b, direction));
 }
 
 /**
  * Byte order of the keys' UTF-8 (SQLite's BINARY, PostgreSQL's "C" collation), then the
  * number: the order the walk's ORDER BY gives, so small sets and walks page alike.
  */
-function compareRows(a: { key: string; number: number }, b: { key: string; number: number }, direction: "asc" | "desc"): number {
-  const byKey = Buffer.compare(Buffer.from(a.key), Buffer.from(b.key));
+function compareRows(a: Sortable, b: Sortable, direction: "asc" | "desc"): number {
+  const byKey = Buffer.compare(a.bytes ?? Buffer.from(a.key), b.bytes ?? Buffer.from(b.key));
   const order = byKey !== 0 ? byKey : a.number - b.number;
   return direction === "asc" ? order : -order;
 }
+
+type Sortable = { key: string; number: number; bytes?: Buffer };
 
 const flip = (d: "asc" | "desc") => (d === "asc" ? "desc" : "asc");
 
@@ -176,7 +216,8 @@ export async function pageRows(db: Db, projectId: string, plan: Plan, sort: Cons
   const direction = position?.dir === "before" ? flip(spec.direction) : spec.direction;
   if (plan.kind === "small") {
     const ordered = position?.dir === "before" ? [...plan.rows].reverse() : plan.rows;
-    const start = position ? ordered.findIndex((r) => compareRows(r, position, direction) > 0) : 0;
+    const from = position && { ...position, bytes: Buffer.from(position.key) };
+    const start = from ? ordered.findIndex((r) => compareRows(r, from, direction) > 0) : 0;
     return start < 0 ? [] : ordered.slice(start, start + limit + 1);
   }
   const key = spec.key();
@@ -194,7 +235,8 @@ export async function pageRows(db: Db, projectId: string, plan: Plan, sort: Cons
 /**
  * How many contacts the list holds: exact up to `countLimit`, else "more than" it. The
  * project's own count when nothing filters (kept exact for its quota, docs/api.md §19.3);
- * a small set's rows; else a count bounded by a LIMIT of `countLimit + 1`.
+ * a small set's rows; else a count bounded by a LIMIT of `countLimit + 1`, walking one
+ * filter's own index and checking the others on each of its contacts.
  */
 export async function listTotal(db: Db, projectId: string, plan: Plan, countLimit: number): Promise<{ count: number; exact: boolean }> {
   if (plan.kind === "small") return bounded(plan.rows.length, countLimit);
@@ -203,18 +245,12 @@ export async function listTotal(db: Db, projectId: string, plan: Plan, countLimi
     return { count: Number(project?.contact_count ?? 0), exact: true };
   }
   const filterOnly = filterOnlyIn(db);
+  const walked = [...plan.checks].sort((a, b) => COUNT_ORDER.indexOf(a.kind) - COUNT_ORDER.indexOf(b.kind))[0]!;
+  const { idRef, q } = driverQuery(db, projectId, walked);
+  const others = plan.checks.filter((p) => p !== walked);
+  const limited = (others.length > 0 ? q.where((eb) => eb.and(others.map((p) => idCheck(eb, idRef, p, filterOnly)))) : q).limit(countLimit + 1);
   const row = await db
-    .selectFrom((d) =>
-      d
-        .selectFrom("contacts")
-        .select("contacts.id")
-        .where("contacts.project_id", "=", projectId)
-        .where("contacts.deleted_at", "is", null)
-        // As in update order: an updatedSince bound is a range of contacts_recent.
-        .where(checksOf(plan.checks, "updated", filterOnly) as never)
-        .limit(countLimit + 1)
-        .as("m"),
-    )
+    .selectFrom(limited.as("m"))
     .select((eb) => eb.fn.countAll<number>().as("n"))
     .executeTakeFirstOrThrow();
   return bounded(Number(row.n), countLimit);
