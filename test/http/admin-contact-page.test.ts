@@ -215,6 +215,10 @@ describe("Delete and Restore", () => {
     expect((await p.api("GET", `/contacts/${id}`)).status).toBe(404);
     const history = (await api("GET", `/contacts/${id}/history`)).data;
     expect(history[0].action).toBe("deleted");
+    // A second confirmed post (a double click) trashes nothing more and lands on the same page.
+    const twice = await admin.post(`${base}/${id}/delete`, { confirm: "yes" });
+    expect([twice.status, twice.location]).toEqual([303, `${base}/${id}?done=trashed`]);
+    expect((await api("GET", `/contacts/${id}/history`)).data.filter((r: { action: string }) => r.action === "deleted")).toHaveLength(1);
 
     const trashed = await admin.get(done.location!);
     expect(trashed.status).toBe(200);

@@ -64,8 +64,10 @@ export function trashPages(show: ShowRefusal) {
   pages.post("/:contactId/delete", async (c) => {
     const projectId = c.var.project.id;
     const n = requireContactNumber(c.req.param("contactId"));
-    const { contact } = await loadShownContact(c.var.deps.db, projectId, n);
+    const { contact, trashedAt } = await loadShownContact(c.var.deps.db, projectId, n);
     const here = contactPath(c, contact.contactId);
+    // In the trash already (a second click, another tab): its page says so and offers Restore.
+    if (trashedAt) return c.redirect(`${here}?done=trashed`, 303);
     if (!confirmed(c)) {
       return askToConfirm(c, {
         title: `Delete ${displayName(contact)}?`,
