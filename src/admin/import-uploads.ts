@@ -1,6 +1,7 @@
 import type { Selectable } from "kysely";
 import { CsvError, parseCsv } from "../transfer/csv.ts";
 import { describeCsvError } from "../transfer/import.ts";
+import { clearExpiredRejectedRows } from "./imports.ts";
 import type { Database, Db } from "../storage/schema.ts";
 
 /**
@@ -11,8 +12,8 @@ import type { Database, Db } from "../storage/schema.ts";
  *
  * The row is deleted when the import starts or once it has expired, and on SQLite its bytes
  * are zeroed as they are freed (`secure_delete`, docs/security.md §7); the
- * import keeps none of them: its summary stores row numbers and reasons, never cells'
- * text (src/admin/imports.ts), save an unknown contact type's name (docs/import-export.md).
+ * import keeps only its rejected rows' cells, for 7 days (docs/import-export.md §1.11), and
+ * its summary's row numbers and reasons (src/admin/imports.ts).
  */
 export type UploadRow = Selectable<Database["admin_import_uploads"]>;
 
@@ -21,9 +22,14 @@ export const UPLOAD_TTL_MS = 60 * 60_000;
 
 const cutoff = (now: number) => new Date(now - UPLOAD_TTL_MS).toISOString();
 
-/** Deletes the uploads of every project older than the hour (each new upload runs it first; so can a periodic job). */
+/**
+ * Deletes the uploads of every project older than the hour (each new upload runs it first; so
+ * does the retention job), and the rejected rows of imports that ended over 7 days ago
+ * (docs/import-export.md §1.11).
+ */
 export async function deleteExpiredUploads(db: Db, now: number): Promise<void> {
   await db.deleteFrom("admin_import_uploads").where("created_at", "<", cutoff(now)).execute();
+  await clearExpiredRejectedRows(db, now);
 }
 
 /** Stores an upload; uploads of every project older than the hour are deleted first. */

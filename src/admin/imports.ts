@@ -1,6 +1,7 @@
 import type { Selectable } from "kysely";
 import { ColumnPlanError, type ColumnChoices } from "../transfer/import-columns.ts";
 import { describeCsvError, importCsv, Summary, type Skip } from "../transfer/import.ts";
+import { RejectedRows } from "../transfer/rejected-rows.ts";
 import type { Database, Db } from "../storage/schema.ts";
 import type { AppDeps } from "../http/env.ts";
 import { isoNow } from "../lib/time.ts";
@@ -15,6 +16,10 @@ export type ImportRow = Selectable<Database["admin_imports"]>;
 
 /** Rejected rows kept with an import (the table's `skipped`); the count goes on past it. */
 export const STORED_SKIPS = 1_000;
+/** The rejected rows' CSV (docs/import-export.md §1.11): at most this many rows and bytes, kept this long after the import ends. */
+export const REJECTED_ROWS_KEPT = STORED_SKIPS;
+const REJECTED_BYTES_KEPT = 2 * 1024 * 1024;
+export const REJECTED_TTL_MS = 7 * 24 * 60 * 60_000;
 /** Progress is written at most this often while an import runs. */
 const PROGRESS_EVERY_MS = 1_000;
 /**
@@ -55,8 +60,23 @@ export async function runningImport(db: Db, projectId: string, now: number) {
 
 export const storedSkips = (row: ImportRow): Skip[] => JSON.parse(row.skipped) as Skip[];
 
+/**
+ * Clears the rejected rows' cells of imports that ended more than 7 days ago, in every project
+ * (the retention job runs it with the uploads' expiry; secure_delete zeroes them on SQLite,
+ * docs/security.md §7).
+ */
+export async function clearExpiredRejectedRows(db: Db, now: number): Promise<void> {
+  const before = new Date(now - REJECTED_TTL_MS).toISOString();
+  await db.updateTable("admin_imports").set({ rejected_csv: null }).where("rejected_csv", "is not", null).where("updated_at", "<", before).execute();
+}
+
+/** Deletes an import's rejected rows at once (its page's "Delete rejected rows"). */
+export async function clearRejectedRows(db: Db, projectId: string, id: string): Promise<void> {
+  await db.updateTable("admin_imports").set({ rejected_csv: null }).where("project_id", "=", projectId).where("id", "=", id).execute();
+}
+
 function counts(s: Summary, bytesRead: number) {
-  return { bytes_read: bytesRead, rows_read: s.rows, created: s.created, skipped_count: s.skippedCount };
+  return { bytes_read: bytesRead, rows_read: s.rows, created: s.created, skipped_count: s.skippedCount, blank_rows: s.blankRows };
 }
 
 /** Imports being run by this process, per service (its database), which its shutdown stops and waits for. */
@@ -113,6 +133,7 @@ async function runImport(deps: AppDeps, job: ImportJob) {
     });
 
   const summary = new Summary();
+  const rejected = new RejectedRows(REJECTED_ROWS_KEPT, REJECTED_BYTES_KEPT);
   let bytes = 0;
   let lastSaved = performance.now();
   let status: "done" | "failed" = "done";
@@ -124,6 +145,7 @@ async function runImport(deps: AppDeps, job: ImportJob) {
       clock: deps.clock,
       columns: job.columns,
       summary,
+      rejected,
       writes: deps.writes,
       statistics: deps.statistics,
       patienceMs: QUEUE_PATIENCE_MS,
@@ -152,5 +174,5 @@ async function runImport(deps: AppDeps, job: ImportJob) {
       error = "The import stopped on an unexpected error; the rows before it were imported.";
     }
   }
-  await save({ ...counts(summary, bytes), status, error, skipped: JSON.stringify(summary.skipped.slice(0, STORED_SKIPS)) });
+  await save({ ...counts(summary, bytes), status, error, skipped: JSON.stringify(summary.skipped.slice(0, STORED_SKIPS)), rejected_csv: rejected.csv() });
 }

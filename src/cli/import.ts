@@ -66,13 +66,14 @@ function columnsOf(plan: HeaderPlan | null) {
 
 function printSummary(json: boolean | undefined, s: Summary, plan: HeaderPlan | null, run: { projectId: string; file: string; dryRun: boolean; failure?: string }) {
   if (json) {
-    const { created, skipped, skippedCount, rows } = s;
-    const summary = { created, skipped, skippedCount, rows, ...columnsOf(plan), dryRun: run.dryRun, projectId: run.projectId };
+    const { created, skipped, skippedCount, rows, blankRows } = s;
+    const summary = { created, skipped, skippedCount, rows, blankRows, ...columnsOf(plan), dryRun: run.dryRun, projectId: run.projectId };
     console.log(JSON.stringify({ ...summary, ...(run.failure && { error: run.failure }) }));
     return;
   }
   const verb = run.dryRun ? "would be created (dry run: nothing was written)" : "created";
-  const lines = [`${run.file}: ${s.rows} rows, ${s.created} contacts ${verb} in ${run.projectId}, ${s.skippedCount} skipped.`];
+  const blank = s.blankRows > 0 ? `, ${s.blankRows} blank row${s.blankRows === 1 ? "" : "s"} skipped` : "";
+  const lines = [`${run.file}: ${s.rows} rows, ${s.created} contacts ${verb} in ${run.projectId}, ${s.skippedCount} skipped${blank}.`];
   const skippedColumns = (plan?.matches ?? []).flatMap((m, i) => (m.skipped ? [`${m.header.trim() || `column ${i + 1}`} (${SKIP_REASONS[m.skipped]})`] : []));
   if (skippedColumns.length > 0) lines.push(`skipped columns: ${skippedColumns.join(", ")}`);
   for (const k of s.skipped.slice(0, 50)) lines.push(`  row ${k.row}: ${k.reason}${k.fieldName ? ` (${k.fieldName})` : ""}`);

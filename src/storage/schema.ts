@@ -225,6 +225,10 @@ export interface Database {
     skipped_count: Generated<number>;
     /** JSON array of { row, reason, fieldName? }. */
     skipped: Generated<string>;
+    /** Rows whose every cell was empty (docs/import-export.md §1.1). */
+    blank_rows: Generated<number>;
+    /** The rejected rows as a CSV to fix and import again, for 7 days (docs/import-export.md §1.11). */
+    rejected_csv: string | null;
     error: string | null;
     created_at: string;
     updated_at: string;

@@ -31,23 +31,59 @@ export const READ_ONLY_FIELDS = ["contactId", "createdAt", "updatedAt"] as const
 /** The contact type by its name (an export writes the name: type ids differ between projects). */
 export const CONTACT_TYPE_FIELD = "contactType";
 
-/** Other CRMs' headers for our fields (docs/import-export.md §1), before normalizing. */
+/**
+ * Other CRMs' headers for our fields (docs/import-export.md §1.2), before normalizing: HubSpot's
+ * contact export, Pipedrive's people export (with and without the `Person - ` prefix) and
+ * Google Contacts' CSV (its current and older forms).
+ */
 export const FIELD_ALIASES: Readonly<Record<string, readonly string[]>> = {
-  firstName: ["first name", "given name"],
-  lastName: ["last name", "surname", "family name"],
-  email: ["e-mail", "email address", "e-mail 1 - value"],
-  phone: ["phone number", "mobile", "mobile phone", "phone 1 - value"],
-  businessName: ["company", "company name", "organization", "organisation", "organization 1 - name"],
-  website: ["url", "web site"],
-  notes: ["note"],
-  tags: ["labels"],
-  "address.line1": ["street", "address", "address line 1"],
-  "address.line2": ["address line 2"],
-  "address.city": ["city", "town"],
-  "address.state": ["state", "region", "province"],
-  "address.zip": ["zip", "zip code", "postal code", "postcode"],
-  "address.country": ["country"],
+  firstName: ["first name", "given name", "person - first name"],
+  lastName: ["last name", "surname", "family name", "person - last name"],
+  email: ["e-mail", "email address", "e-mail 1 - value", "person - email", "person - email - work", "email - work", "work email"],
+  phone: ["phone number", "phone 1 - value", "person - phone", "person - phone - work", "phone - work", "work phone", "telephone"],
+  businessName: [
+    "company", "company name", "organization", "organisation", "organization 1 - name", "organization name",
+    "organization - name", "person - organization",
+  ],
+  website: ["url", "web site", "website url", "website 1 - value"],
+  notes: ["note", "person - note"],
+  tags: ["labels", "label", "person - label", "person - labels", "group membership"],
+  "address.line1": ["street", "address", "address line 1", "street address", "address 1 - street"],
+  "address.line2": ["address line 2", "address 1 - extended address"],
+  "address.city": ["city", "town", "address 1 - city"],
+  "address.state": ["state", "region", "province", "state/region", "address 1 - region"],
+  "address.zip": ["zip", "zip code", "postal code", "postcode", "address 1 - postal code"],
+  "address.country": ["country", "country/region", "address 1 - country"],
 };
+
+/**
+ * Second-choice headers (docs/import-export.md §1.2): each gives way to another column filling
+ * the same field, and is read in a row only where that column's cell is empty (HubSpot's
+ * "Mobile Phone Number" beside "Phone Number"). Of two of them alone, the one listed first fills.
+ */
+export const FALLBACK_ALIASES: Readonly<Record<string, readonly string[]>> = {
+  email: ["person - email - home", "email - home", "person - email - other", "email - other", "e-mail 2 - value"],
+  phone: [
+    "mobile phone number", "mobile phone", "mobile", "person - phone - mobile", "phone - mobile",
+    "person - phone - home", "phone - home", "person - phone - other", "phone - other", "phone 2 - value",
+  ],
+};
+
+/**
+ * Lifecycle-like headers (docs/import-export.md §1.2): offered as the contact type, whose cells
+ * name one of the project's contact types. One column gives it: a `contactType` or
+ * `contactTypeId` column, else the first of these in this order; the others are skipped.
+ */
+export const CONTACT_TYPE_ALIASES = ["contact type", "lifecycle stage", "lifecycle", "type", "stage", "lead status"] as const;
+
+/**
+ * Whole-name headers (Pipedrive's "Person - Name"): split into firstName and lastName at the
+ * first space, unless the file has a column for either; one of them is read, the first listed.
+ */
+export const FULL_NAME_ALIASES = ["full name", "name", "person - name", "contact name"] as const;
+
+/** The column the rejected rows' CSV adds with each row's reason (docs/import-export.md §1.11): always skipped. */
+export const ERROR_COLUMN = "error";
 
 /**
  * The export's columns before the custom fields (docs/import-export.md §2: contactId, every contact
@@ -65,8 +101,8 @@ export const LIST_SEPARATOR = "; ";
 /** Every normalized header that names a contact field (field names and their aliases). */
 const FIELD_HEADERS = new Set(
   [
-    ...TEXT_FIELDS, ...BOOLEAN_FIELDS, ...ADDRESS_FIELDS, ...READ_ONLY_FIELDS, CONTACT_TYPE_FIELD, "tags",
-    ...Object.values(FIELD_ALIASES).flat(),
+    ...TEXT_FIELDS, ...BOOLEAN_FIELDS, ...ADDRESS_FIELDS, ...READ_ONLY_FIELDS, CONTACT_TYPE_FIELD, "tags", ERROR_COLUMN,
+    ...Object.values(FIELD_ALIASES).flat(), ...Object.values(FALLBACK_ALIASES).flat(), ...CONTACT_TYPE_ALIASES, ...FULL_NAME_ALIASES,
   ].map(normalizeHeader),
 );
 

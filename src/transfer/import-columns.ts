@@ -1,5 +1,6 @@
 import {
-  ADDRESS_FIELDS, BOOLEAN_FIELDS, CONTACT_TYPE_FIELD, FIELD_ALIASES, normalizeHeader, READ_ONLY_FIELDS, TEXT_FIELDS,
+  ADDRESS_FIELDS, BOOLEAN_FIELDS, CONTACT_TYPE_ALIASES, CONTACT_TYPE_FIELD, ERROR_COLUMN, FALLBACK_ALIASES, FIELD_ALIASES,
+  FULL_NAME_ALIASES, normalizeHeader, READ_ONLY_FIELDS, TEXT_FIELDS,
 } from "./csv-columns.ts";
 import type { CustomField } from "../reference/custom-fields.ts";
 
@@ -16,6 +17,8 @@ export type Column =
   | { kind: "address"; key: string }
   | { kind: "tags" }
   | { kind: "contactType" }
+  /** A whole name, split into firstName and lastName (docs/import-export.md §1.2). */
+  | { kind: "fullName" }
   | { kind: "custom"; field: CustomField };
 
 /** Why a column is read but not imported. */
@@ -23,6 +26,8 @@ export const SKIP_REASONS = {
   readOnly: "set by the service",
   unknown: "no field matches",
   chosen: "skipped as asked",
+  taken: "another column fills the field",
+  error: "a rejected row's reason",
 } as const;
 export type SkipReason = keyof typeof SKIP_REASONS;
 
@@ -35,6 +40,13 @@ export interface ColumnMatch {
   skipped?: SkipReason;
   /** An unknown column: the field its header is closest to (for the message). */
   closest?: string;
+  /**
+   * Matched by a second-choice header (docs/import-export.md §1.2): read in a row only where the
+   * columns filling the same field left it empty, lower numbers first.
+   */
+  fallback?: number;
+  /** Matched by a lifecycle-like header: the console offers the contact type for it (and "skip" for the others). */
+  lifecycle?: boolean;
 }
 
 export interface ColumnChoices {
@@ -56,10 +68,10 @@ export interface HeaderPlan {
 
 /** The field a column fills, as the summary and --map name it: `email`, `address.city`, `customFields.<id>`. */
 export const fieldOf = (c: Column) =>
-  c.kind === "custom" ? `customFields.${c.field.id}` : c.kind === "address" ? `address.${c.key}` : c.kind === "tags" || c.kind === "contactType" ? c.kind : c.name;
+  c.kind === "custom" ? `customFields.${c.field.id}` : c.kind === "address" ? `address.${c.key}` : "name" in c ? c.name : c.kind;
 
 /** Two columns filling the same thing: contactType (by name) and contactTypeId both set the contact type. */
-const targetOf = (c: Column) => (c.kind === "text" && c.name === "contactTypeId" ? CONTACT_TYPE_FIELD : fieldOf(c));
+export const targetOf = (c: Column) => (c.kind === "text" && c.name === "contactTypeId" ? CONTACT_TYPE_FIELD : fieldOf(c));
 
 const entry = (name: string, column: Column): [string, Column] => [normalizeHeader(name), column];
 /** Contact field names, normalized (step c of docs/import-export.md §1's matching). */
@@ -71,10 +83,23 @@ const CONTACT_FIELDS = new Map<string, Column>([
   entry(CONTACT_TYPE_FIELD, { kind: "contactType" }),
 ]);
 const READ_ONLY = new Set<string>(READ_ONLY_FIELDS.map(normalizeHeader));
+
+/** How an alias's column stands beside another filling the same field (docs/import-export.md §1.2). */
+interface Alias {
+  column: Column;
+  /** "fallback": read where the other left the field empty; "exclusive": skipped; ranked among its kind. */
+  yields?: { how: "fallback" | "exclusive"; rank: number };
+}
 /** Other CRMs' headers (step e), normalized, to their field. */
-const ALIASES = new Map<string, Column>(
-  Object.entries(FIELD_ALIASES).flatMap(([field, aliases]) => aliases.map((alias): [string, Column] => [normalizeHeader(alias), CONTACT_FIELDS.get(normalizeHeader(field))!])),
-);
+const ALIASES = new Map<string, Alias>([
+  ...Object.entries(FIELD_ALIASES).flatMap(([field, aliases]) => aliases.map((a): [string, Alias] => [normalizeHeader(a), { column: CONTACT_FIELDS.get(normalizeHeader(field))! }])),
+  ...Object.entries(FALLBACK_ALIASES).flatMap(([field, aliases]) =>
+    aliases.map((a, rank): [string, Alias] => [normalizeHeader(a), { column: CONTACT_FIELDS.get(normalizeHeader(field))!, yields: { how: "fallback", rank } }]),
+  ),
+  ...CONTACT_TYPE_ALIASES.map((a, rank): [string, Alias] => [normalizeHeader(a), { column: { kind: "contactType" }, yields: { how: "exclusive", rank } }]),
+  ...FULL_NAME_ALIASES.map((a, rank): [string, Alias] => [normalizeHeader(a), { column: { kind: "fullName" }, yields: { how: "exclusive", rank } }]),
+]);
+const ERROR = normalizeHeader(ERROR_COLUMN);
 
 /** Custom fields by id, by title in lower case, and by normalized title (the first of equals wins). */
 function customIndex(fields: readonly CustomField[]) {
@@ -94,17 +119,20 @@ type CustomLookup = ReturnType<typeof customIndex>;
  * issue's brief): `customFields.<id or title>`, a contact field name, a custom field by id
  * or title, an alias. "readOnly" for the columns an export writes and the service sets.
  */
-function matchName(raw: string, custom: CustomLookup): Column | "readOnly" | null {
+function matchName(raw: string, custom: CustomLookup): Alias | "readOnly" | "error" | null {
   const name = raw.trim();
   if (/^customfields\./i.test(name)) {
     const field = custom(name.slice("customFields.".length));
-    return field ? { kind: "custom", field } : null;
+    return field ? { column: { kind: "custom", field } } : null;
   }
   const normal = normalizeHeader(name);
   if (normal === "") return null;
   if (READ_ONLY.has(normal)) return "readOnly";
+  if (normal === ERROR) return "error";
+  const contact = CONTACT_FIELDS.get(normal);
+  if (contact) return { column: contact };
   const field = custom(name);
-  return CONTACT_FIELDS.get(normal) ?? (field && { kind: "custom", field }) ?? ALIASES.get(normal) ?? null;
+  return field ? { column: { kind: "custom", field } } : ALIASES.get(normal) ?? null;
 }
 
 /** Levenshtein distance: insertions, deletions and substitutions. */
@@ -128,6 +156,8 @@ export function closestField(header: string, fields: readonly CustomField[]): st
   const candidates: Array<[spelling: string, name: string]> = [
     ...[...TEXT_FIELDS, ...BOOLEAN_FIELDS, ...ADDRESS_FIELDS, "tags", CONTACT_TYPE_FIELD].map((f): [string, string] => [f, f]),
     ...Object.entries(FIELD_ALIASES).flatMap(([f, aliases]) => aliases.map((a): [string, string] => [a, f])),
+    ...Object.entries(FALLBACK_ALIASES).flatMap(([f, aliases]) => aliases.map((a): [string, string] => [a, f])),
+    ...CONTACT_TYPE_ALIASES.map((a): [string, string] => [a, CONTACT_TYPE_FIELD]),
     ...fields.map((f): [string, string] => [f.title, f.title]),
   ];
   const normal = normalizeHeader(header);
@@ -172,10 +202,10 @@ export function planColumns(header: readonly string[], fields: readonly CustomFi
   const problems: string[] = [];
   const resolve = (field: string, what: string): Column | "chosen" | undefined => {
     if (field === "") return "chosen";
-    const column = matchName(field, custom);
-    if (column === "readOnly") problems.push(`${what}: ${field.trim()} is set by the service, not imported`);
-    else if (!column) problems.push(`${what}: no field "${field}" (closest field: ${closestField(field, fields)})`);
-    else return column;
+    const found = matchName(field, custom);
+    if (found === "readOnly") problems.push(`${what}: ${field.trim()} is set by the service, not imported`);
+    else if (!found || found === "error") problems.push(`${what}: no field "${field}" (closest field: ${closestField(field, fields)})`);
+    else return found.column;
     return undefined;
   };
   const mapped = new Map<string, string>();
@@ -186,27 +216,55 @@ export function planColumns(header: readonly string[], fields: readonly CustomFi
     mapped.set(key, field);
   }
   const unknown: number[] = [];
+  const yields = new Map<number, NonNullable<Alias["yields"]>>();
   const matches = header.map((name, i): ColumnMatch => {
     const chosen = choices.chosen?.get(i) ?? mapped.get(normalizeHeader(name));
-    const found = chosen !== undefined ? resolve(chosen, choices.chosen?.has(i) ? `column ${columnName({ header: name, column: null }, i)}` : `--map "${name}=${chosen}"`) : matchName(name, custom);
-    if (found === "chosen" || found === "readOnly") return { header: name, column: null, skipped: found };
-    if (found) return { header: name, column: found };
-    if (found === null) unknown.push(i);
+    if (chosen !== undefined) {
+      const found = resolve(chosen, choices.chosen?.has(i) ? `column ${columnName({ header: name, column: null }, i)}` : `--map "${name}=${chosen}"`);
+      if (found === "chosen") return { header: name, column: null, skipped: found };
+      if (found) return { header: name, column: found };
+      return { header: name, column: null, closest: name.trim() === "" ? undefined : closestField(name, fields) };
+    }
+    const found = matchName(name, custom);
+    if (found === "readOnly" || found === "error") return { header: name, column: null, skipped: found };
+    if (found) {
+      if (found.yields) yields.set(i, found.yields);
+      return { header: name, column: found.column, ...(found.column.kind === "contactType" && found.yields ? { lifecycle: true } : {}) };
+    }
+    unknown.push(i);
     const closest = name.trim() === "" ? undefined : closestField(name, fields);
-    return { header: name, column: null, ...(found === null && choices.ignoreUnknown ? { skipped: "unknown" as const } : {}), closest };
+    return { header: name, column: null, ...(choices.ignoreUnknown ? { skipped: "unknown" as const } : {}), closest };
   });
-  const firstOf = new Map<string, number>();
+  settleShared(matches, yields, problems);
+  return { matches, unknown: choices.ignoreUnknown ? [] : unknown, problems };
+}
+
+/**
+ * Columns filling one field (docs/import-export.md §1.2): two matched by name, a --map or a choice
+ * are a problem naming both; a second-choice header gives way to them (a fallback is read
+ * where they left the field empty, an exclusive one is skipped). A whole-name column gives
+ * way to any firstName or lastName column.
+ */
+function settleShared(matches: ColumnMatch[], yields: Map<number, NonNullable<Alias["yields"]>>, problems: string[]) {
+  const byTarget = new Map<string, number[]>();
   matches.forEach((m, i) => {
     if (!m.column) return;
     const target = targetOf(m.column);
-    const first = firstOf.get(target);
-    if (first === undefined) firstOf.set(target, i);
-    else {
-      const what = m.column.kind === "custom" ? `the custom field "${m.column.field.title}"` : target === CONTACT_TYPE_FIELD ? "the contact type" : target;
-      problems.push(`columns ${columnName(matches[first]!, first)} and ${columnName(m, i)} both set ${what}`);
-    }
+    byTarget.set(target, [...(byTarget.get(target) ?? []), i]);
   });
-  return { matches, unknown: choices.ignoreUnknown ? [] : unknown, problems };
+  const skip = (i: number) => Object.assign(matches[i]!, { column: null, skipped: "taken" as const });
+  if (byTarget.has("firstName") || byTarget.has("lastName")) for (const i of byTarget.get("fullName") ?? []) if (yields.has(i)) skip(i);
+  for (const [target, columns] of byTarget) {
+    const strong = columns.filter((i) => !yields.has(i));
+    const weak = columns.filter((i) => yields.has(i) && matches[i]!.column).sort((a, b) => yields.get(a)!.rank - yields.get(b)!.rank || a - b);
+    const first = strong[0] ?? weak.shift();
+    for (const i of strong.slice(1)) {
+      const m = matches[i]!;
+      const what = m.column!.kind === "custom" ? `the custom field "${m.column!.field.title}"` : target === CONTACT_TYPE_FIELD ? "the contact type" : target;
+      problems.push(`columns ${columnName(matches[first!]!, first!)} and ${columnName(m, i)} both set ${what}`);
+    }
+    weak.forEach((i, n) => (yields.get(i)!.how === "fallback" ? (matches[i]!.fallback = n) : skip(i)));
+  }
 }
 
 /**

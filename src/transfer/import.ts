@@ -1,7 +1,8 @@
 import { actingAs } from "../changes/actor.ts";
 import { CsvError, parseCsv } from "./csv.ts";
 import { mapHeader, type ColumnChoices, type HeaderPlan } from "./import-columns.ts";
-import { buildRow, contactTypeNames, type ContactTypeNames, type RowResult } from "./import-rows.ts";
+import { buildRow, contactTypeNames, isBlankRecord, type ContactTypeNames, type RowResult } from "./import-rows.ts";
+import type { RejectedRows } from "./rejected-rows.ts";
 import type { BulkWrites } from "../storage/port.ts";
 import type { Db } from "../storage/schema.ts";
 import { inSavepoint, type UnitOfWork } from "../storage/unit-of-work.ts";
@@ -43,6 +44,8 @@ class DryRunRollback extends Error {}
 export class Summary {
   created = 0;
   rows = 0;
+  /** Rows whose every cell is empty: skipped, not rejected (docs/import-export.md §1.1); counted in `rows`. */
+  blankRows = 0;
   skippedCount = 0;
   skipped: Skip[] = [];
   quotaLeft: number | null = null;
@@ -81,6 +84,8 @@ export interface ImportOptions {
   stopRequested?(): boolean;
   /** Told after each batch of rows is written, so the planner's statistics follow the load (src/jobs/statistics.ts). */
   statistics?: BulkWrites;
+  /** Keeps the rejected rows' cells for the rejected-rows CSV (the console's, docs/import-export.md §1.11). */
+  rejected?: RejectedRows;
 }
 
 export interface ImportOutcome {
@@ -102,22 +107,29 @@ export const describeCsvError = (error: CsvError) => `${error.record === 1 ? "he
  * (standard SQL), so a row that fails is undone alone and the rest of its transaction
  * commits. A dry run rolls each one back.
  */
-async function writeBatch(batch: Array<{ row: number; input: ContactInput }>, s: Summary, o: ImportOptions) {
+type Pending = { row: number; input: ContactInput; record?: string[] };
+
+async function writeBatch(batch: Pending[], s: Summary, o: ImportOptions) {
   const projectId = o.project.id;
   const dryRun = o.dryRun ?? false;
   const budget = o.budgetMs ?? TRANSACTION_BUDGET_MS;
-  const attempt = async (trx: Db, row: number, input: ContactInput) => {
+  const reject = (item: Pending, skip: Skip) => {
+    s.skip(skip);
+    if (item.record) o.rejected?.add(item.row, item.record, skip.reason);
+  };
+  const attempt = async (trx: Db, item: Pending) => {
+    const { row, input } = item;
     // A dry run rolls every batch back, so the quota is counted here across batches.
     if (s.quotaExhausted || (dryRun && s.quotaLeft !== null && s.created >= s.quotaLeft)) {
       s.quotaExhausted = true;
-      return s.skip({ row, reason: QUOTA_REASON });
+      return reject(item, { row, reason: QUOTA_REASON });
     }
     const done = await inSavepoint(trx, "import_row", () => createContact(trx, projectId, input, { source: "import", emitEvent: false, now: isoNow(o.clock) }));
     if (done.ok) return void s.created++;
     const error = done.error;
     if (!(error instanceof ApiError)) throw error;
     if (error.code === "ERR_QUOTA_EXCEEDED") s.quotaExhausted = true;
-    s.skip(s.quotaExhausted ? { row, reason: QUOTA_REASON } : { row, reason: error.message, fieldName: error.fieldName });
+    reject(item, s.quotaExhausted ? { row, reason: QUOTA_REASON } : { row, reason: error.message, fieldName: error.fieldName });
   };
   const createdBefore = s.created;
   let next = 0;
@@ -125,7 +137,7 @@ async function writeBatch(batch: Array<{ row: number; input: ContactInput }>, s:
     try {
       const chunk = async (trx: Db) => {
         const started = performance.now();
-        do await attempt(trx, batch[next]!.row, batch[next++]!.input);
+        do await attempt(trx, batch[next++]!);
         while (next < batch.length && performance.now() - started < budget);
         if (dryRun) throw new DryRunRollback();
       };
@@ -152,9 +164,12 @@ async function* counted(source: AsyncIterable<Uint8Array>, total: { bytes: numbe
 /** The project's contact types, read once per import when a column names types (docs/import-export.md §1: by name). */
 async function typesOf(db: Db, projectId: string, plan: HeaderPlan): Promise<ContactTypeNames | undefined> {
   if (!plan.matches.some((m) => m.column?.kind === "contactType")) return undefined;
-  const rows = await db.selectFrom("contact_types").select(["id", "name"]).where("project_id", "=", projectId).orderBy("created_at").orderBy("id").execute();
-  return contactTypeNames(rows);
+  return contactTypeNames(await projectContactTypes(db, projectId));
 }
+
+/** The project's contact types, oldest first (of two named alike, the oldest wins). */
+export const projectContactTypes = (db: Db, projectId: string) =>
+  db.selectFrom("contact_types").select(["id", "name"]).where("project_id", "=", projectId).orderBy("created_at").orderBy("id").execute();
 
 /**
  * Streams a CSV file into the project's contacts, in constant memory. The header maps
@@ -167,7 +182,7 @@ export async function importCsv(db: Db, source: AsyncIterable<Uint8Array>, o: Im
   s.quotaLeft = o.project.contactQuota === null ? null : Math.max(o.project.contactQuota - o.project.contactCount, 0);
   const fields = await allCustomFields(db, o.project.id);
   const read = { bytes: 0 };
-  const batch: Array<{ row: number; input: ContactInput }> = [];
+  const batch: Pending[] = [];
   let plan: HeaderPlan | null = null;
   let types: ContactTypeNames | undefined;
   let failure: CsvError | null = null;
@@ -177,12 +192,19 @@ export async function importCsv(db: Db, source: AsyncIterable<Uint8Array>, o: Im
       if (!plan) {
         plan = mapHeader(record, fields, o.columns);
         types = await typesOf(db, o.project.id, plan);
+        o.rejected?.header(record);
         continue;
       }
       const row = ++s.rows;
-      const built: RowResult = s.quotaExhausted ? { ok: false, reason: QUOTA_REASON } : buildRow(plan.matches, record, types);
-      if (built.ok) batch.push({ row, input: built.input });
-      else s.skip({ row, reason: built.reason, fieldName: built.fieldName });
+      if (isBlankRecord(record)) s.blankRows++;
+      else {
+        const built: RowResult = s.quotaExhausted ? { ok: false, reason: QUOTA_REASON } : buildRow(plan.matches, record, types);
+        if (built.ok) batch.push({ row, input: built.input, ...(o.rejected && { record }) });
+        else {
+          s.skip({ row, reason: built.reason, fieldName: built.fieldName });
+          o.rejected?.add(row, record, built.reason);
+        }
+      }
       if (batch.length >= BATCH_SIZE) await writeBatch(batch, s, o);
       const pending = o.onRecord?.(s, read.bytes);
       if (pending) await pending;

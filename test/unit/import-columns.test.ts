@@ -82,9 +82,9 @@ describe("unknown columns", () => {
   });
 
   test("are refused all in one message naming each with its closest field and the ways out", () => {
-    const message = refusal(["firstName", "Lead Status", "Last Nme"]);
-    expect(message).toContain('unknown columns "Lead Status" (closest field: Lead Score), "Last Nme" (closest field: lastName)');
-    expect(message).toContain('--map "Lead Status=field,Last Nme=field"');
+    const message = refusal(["firstName", "Lead Source", "Last Nme"]);
+    expect(message).toContain('unknown columns "Lead Source" (closest field: Lead Score), "Last Nme" (closest field: lastName)');
+    expect(message).toContain('--map "Lead Source=field,Last Nme=field"');
     expect(message).toContain("--ignore-unknown");
   });
 
@@ -93,7 +93,7 @@ describe("unknown columns", () => {
   });
 
   test("--ignore-unknown skips them instead", () => {
-    const plan = mapHeader(["email", "Lead Status"], FIELDS, { ignoreUnknown: true });
+    const plan = mapHeader(["email", "Lead Source"], FIELDS, { ignoreUnknown: true });
     expect(plan.matches[1]).toMatchObject({ column: null, skipped: "unknown" });
   });
 
@@ -106,8 +106,8 @@ describe("unknown columns", () => {
 
 describe("--map", () => {
   test("parses Header=field entries; the header is what is before the last =", () => {
-    expect(parseMapOption('Lead Status=notes, a=b=c ,Skip me=,')).toEqual([
-      { header: "Lead Status", field: "notes" },
+    expect(parseMapOption('Lead Source=notes, a=b=c ,Skip me=,')).toEqual([
+      { header: "Lead Source", field: "notes" },
       { header: "a=b", field: "c" },
       { header: "Skip me", field: "" },
     ]);
@@ -138,13 +138,13 @@ describe("--map", () => {
 
 describe("the console's choices", () => {
   test("a chosen field or skip per column index, over the header's match", () => {
-    const plan = planColumns(["Lead Status", "Other", "email"], FIELDS, { chosen: new Map([[0, "notes"], [1, ""]]) });
+    const plan = planColumns(["Lead Source", "Other", "email"], FIELDS, { chosen: new Map([[0, "notes"], [1, ""]]) });
     expect(plan.unknown).toEqual([]);
     expect(plan.matches.map((m) => (m.column ? fieldOf(m.column) : m.skipped))).toEqual(["notes", "chosen", "email"]);
   });
 
   test("without a choice an unknown column stays unknown, with its closest field", () => {
-    const plan = planColumns(["Lead Status", "email"], FIELDS);
+    const plan = planColumns(["Lead Source", "email"], FIELDS);
     expect(plan.unknown).toEqual([0]);
     expect(plan.matches[0]).toMatchObject({ column: null, closest: "Lead Score" });
   });
@@ -176,7 +176,7 @@ describe("contactType by name", () => {
   });
 
   test("skipped columns are not read", () => {
-    const plan = mapHeader(["contactId", "firstName", "Lead Status"], FIELDS, { ignoreUnknown: true });
+    const plan = mapHeader(["contactId", "firstName", "Lead Source"], FIELDS, { ignoreUnknown: true });
     expect(buildRow(plan.matches, ["CR-9", "Ada", "hot"])).toEqual({ ok: true, input: { firstName: "Ada" } });
   });
 });

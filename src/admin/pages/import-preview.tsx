@@ -1,5 +1,5 @@
 import { Hono, type Context } from "hono";
-import { planColumns, type Column, type ColumnMatch, type HeaderPlan } from "../../transfer/import-columns.ts";
+import { planColumns, SKIP_REASONS, type Column, type ColumnMatch, type HeaderPlan } from "../../transfer/import-columns.ts";
 import { ADDRESS_FIELDS, BOOLEAN_FIELDS, CONTACT_TYPE_FIELD, TEXT_FIELDS } from "../../transfer/csv-columns.ts";
 import { ApiError } from "../../errors.ts";
 import { isoNow } from "../../lib/time.ts";
@@ -9,13 +9,18 @@ import { write } from "../actions.ts";
 import type { AdminEnv } from "../env.ts";
 import { findUpload, previewUpload, takeUpload, uploadBlob, type UploadPreview, type UploadRow } from "../import-uploads.ts";
 import { insertImport, runningImport, startImport } from "../imports.ts";
+import { checkUpload } from "../import-checks.ts";
+import type { CheckReport } from "../../transfer/import-check.ts";
+import { ValueCheck } from "./import-check.tsx";
 import { ErrorSummary, Layout, noErrors, PostForm, projectPath, TableWrap, type FormErrors } from "../ui.tsx";
 
 /**
- * The console's check before an import runs (docs/import-export.md §1): every column of the uploaded
- * file with the field it fills (or why it is skipped), the first rows under them, and for
- * each column no field matches a choice of field or "skip" (the console's --map). "Start
- * import" turns the upload into an import (src/admin/imports.ts) with those choices.
+ * The console's check before an import runs (docs/import-export.md §1.6): every column of the
+ * uploaded file with the field it fills (or why it is skipped), the first rows under them, a
+ * choice of field or "skip" (the console's --map) for each column no field matches and for
+ * each lifecycle-like one (the contact type, by name), and every row's values checked as the
+ * import will check them. "Check again" checks with the choices made; "Start import" turns
+ * the upload into an import (src/admin/imports.ts) with them.
  */
 export const importPreview = new Hono<AdminEnv>();
 
@@ -45,9 +50,11 @@ interface View {
   fields: CustomField[];
   /** What the admin chose per unknown column, as posted ("skip", a field, or nothing). */
   posted: Map<number, string>;
-  /** The columns no field matches by their header, each with its closest field: each offers a choice. */
-  choosable: Map<number, string | undefined>;
+  /** The columns offering a choice: those no field matches (with their closest field) and the lifecycle-like ones. */
+  choosable: Map<number, { closest?: string; lifecycle?: true; default: string }>;
   plan: HeaderPlan | null;
+  /** The rows' values checked with the plan; null while the plan has a problem. */
+  check: CheckReport | null;
 }
 
 /**
@@ -55,29 +62,43 @@ interface View {
  * no field matches (a posted field for any other column is not read: the header decides
  * those); a missing or expired upload is a 404 page.
  */
-async function load(c: Context<AdminEnv>, form?: AdminEnv["Variables"]["form"]): Promise<View> {
+async function load(c: Context<AdminEnv>, form?: AdminEnv["Variables"]["form"], check = true): Promise<View> {
   const { deps, project } = c.var;
   const upload = await findUpload(deps.db, project.id, c.req.param("uploadId")!, deps.clock.now());
   if (!upload) throw gone();
   const [preview, fields] = await Promise.all([previewUpload(upload, SAMPLE_ROWS), allCustomFields(deps.db, project.id)]);
   const posted = new Map<number, string>();
-  if (!preview.header) return { upload, preview, fields, posted, choosable: new Map(), plan: null };
+  if (!preview.header) return { upload, preview, fields, posted, choosable: new Map(), plan: null, check: null };
   const base = planColumns(preview.header, fields);
-  for (const i of base.unknown) {
+  const choosable: View["choosable"] = new Map(base.unknown.map((i) => [i, { closest: base.matches[i]!.closest, default: "" }]));
+  base.matches.forEach((m, i) => m.lifecycle && choosable.set(i, { lifecycle: true, default: m.column ? CONTACT_TYPE_FIELD : SKIP }));
+  for (const i of choosable.keys()) {
     const value = form?.[choiceName(i)];
     if (typeof value === "string" && value !== "") posted.set(i, value);
   }
-  return { upload, preview, fields, posted, choosable: new Map(base.unknown.map((i) => [i, base.matches[i]!.closest])), plan: posted.size ? planColumns(preview.header, fields, { chosen: chosenOf(posted) }) : base };
+  const plan = posted.size ? planColumns(preview.header, fields, { chosen: chosenOf(posted) }) : base;
+  const view = { upload, preview, fields, posted, choosable, plan, check: null };
+  return check ? withCheck(c, view) : view;
+}
+
+/** The view with its rows' values checked (not while its columns have a problem). */
+async function withCheck(c: Context<AdminEnv>, v: View): Promise<View> {
+  if (!v.plan || v.plan.problems.length > 0) return v;
+  return { ...v, check: await checkUpload(c.var.deps.db, c.var.project, v.upload, v.plan, v.fields) };
 }
 
 /** The posted choices as the importer takes them: a field, or "" to skip. */
 const chosenOf = (posted: Map<number, string>) => new Map([...posted].map(([i, value]): [number, string] => [i, value === SKIP ? "" : value]));
 
 const FieldCell = ({ m, i, v, error }: { m: ColumnMatch; i: number; v: View; error?: string }) => {
-  if (!v.choosable.has(i)) return m.column ? <td>{fieldLabel(m.column)}</td> : <td class="none">skipped: set by the service</td>;
+  const choice = v.choosable.get(i);
+  if (!choice) return m.column ? <td>{fieldLabel(m.column)}</td> : <td class="none">skipped: {m.skipped ? SKIP_REASONS[m.skipped] : "set by the service"}</td>;
   const id = `f-${choiceName(i)}`;
-  const closest = v.choosable.get(i);
-  const hint = closest ? `unknown — closest: ${closest}` : "unknown (the column has no name)";
+  const hint = choice.lifecycle
+    ? "lifecycle-like: its values name the project's contact types"
+    : choice.closest
+      ? `unknown — closest: ${choice.closest}`
+      : "unknown (the column has no name)";
   return (
     <td class={error ? "field invalid" : "field"}>
       <p class="hint" id={`${id}-hint`}>
@@ -90,7 +111,7 @@ const FieldCell = ({ m, i, v, error }: { m: ColumnMatch; i: number; v: View; err
       ) : null}
       <select id={id} name={choiceName(i)} aria-label={`Field for column ${m.header || i + 1}`} aria-describedby={error ? `${id}-hint ${id}-error` : `${id}-hint`} aria-invalid={error ? "true" : undefined}>
         {fieldOptions(v.fields).map(([value, text]) => (
-          <option value={value} selected={value === (v.posted.get(i) ?? "")}>
+          <option value={value} selected={value === (v.posted.get(i) ?? choice.default)}>
             {text}
           </option>
         ))}
@@ -133,15 +154,25 @@ function previewPage(c: Context<AdminEnv>, v: View, errors?: FormErrors, status:
     <Layout title={`Columns of ${v.upload.file_name}`} session={session} project={project} section="import">
       <h1>Check the columns of {v.upload.file_name}</h1>
       <p>
-        Nothing is imported yet. Each column of the file is matched to a field by its header (case, spaces, _, - and . aside; aliases such as “First Name” or
-        “Company” count). Choose a field, or skip, for each column no field matches, then start the import. This upload is kept for an hour.
+        Nothing is imported yet. Each column of the file is matched to a field by its header (case, spaces, _, - and . aside; HubSpot's, Pipedrive's and
+        Google Contacts' usual headers count). Choose a field, or skip, for each column no field matches; a lifecycle-like column (“Lifecycle Stage”, “Lead
+        Status”, …) gives the contact type by name unless you choose otherwise. Check again with your choices, then start the import. This upload is kept
+        for an hour.
       </p>
       <ErrorSummary errors={errors} ids={ids} />
       {v.preview.failure ? <p class="error">The file has a malformed record, {v.preview.failure} The import would stop there; the rows before it would be imported.</p> : null}
       {v.plan ? (
         <PostForm action={`${projectPath(project, "import")}/uploads/${v.upload.id}/start`} token={session.csrfToken} label="Start import">
           <Columns v={v} errors={errors} />
-          <button type="submit">Start import</button>
+          {v.check ? <ValueCheck report={v.check} /> : null}
+          <div class="import-actions">
+            <button type="submit">Start import</button>
+            {v.choosable.size > 0 ? (
+              <button type="submit" class="secondary" formaction={`${projectPath(project, "import")}/uploads/${v.upload.id}`}>
+                Check again
+              </button>
+            ) : null}
+          </div>
         </PostForm>
       ) : (
         <p class="error">The file has no header row, so it cannot be imported.</p>
@@ -155,10 +186,12 @@ function previewPage(c: Context<AdminEnv>, v: View, errors?: FormErrors, status:
 }
 
 importPreview.get("/uploads/:uploadId", async (c) => previewPage(c, await load(c)));
+/** "Check again": the preview with the posted choices, their values checked (nothing is written). */
+importPreview.post("/uploads/:uploadId", async (c) => previewPage(c, await load(c, c.var.form)));
 
 importPreview.post("/uploads/:uploadId/start", async (c) => {
   const { deps, project } = c.var;
-  const v = await load(c, c.var.form);
+  const v = await load(c, c.var.form, false);
   const errors = noErrors();
   if (!v.plan) errors.general.push("The file has no header row, so it cannot be imported.");
   for (const i of v.plan?.unknown ?? []) {
@@ -166,11 +199,11 @@ importPreview.post("/uploads/:uploadId/start", async (c) => {
     errors.fields[choiceName(i)] = `Choose the field of column ${header ? `“${header}”` : i + 1}, or skip it.`;
   }
   errors.general.push(...(v.plan?.problems ?? []).map((p) => `${p}.`));
-  if (errors.general.length > 0 || Object.keys(errors.fields).length > 0) return previewPage(c, v, errors, 422);
+  if (errors.general.length > 0 || Object.keys(errors.fields).length > 0) return previewPage(c, await withCheck(c, v), errors, 422);
   // One import of a project at a time (on any node), as for an upload (src/admin/pages/import.tsx).
   if (await runningImport(deps.db, project.id, deps.clock.now())) {
     errors.general.push("An import of this project is still running; start this one once it finishes.");
-    return previewPage(c, v, errors, 409);
+    return previewPage(c, await withCheck(c, v), errors, 409);
   }
   const { upload } = v;
   await write(c, project.id, async (trx) => {

@@ -12,6 +12,7 @@ import m0008 from "../../../db/0008_admin_sign_in_attempts.sql" with { type: "te
 import m0009 from "../../../db/0009_sync_in.sql" with { type: "text" };
 import m0010 from "../../../db/0010_change_log.sql" with { type: "text" };
 import m0011 from "../../../db/0011_duplicates_and_merges.sql" with { type: "text" };
+import m0012 from "../../../db/0012_import_rejected_rows.sql" with { type: "text" };
 
 import type { Migration } from "../migrations.ts";
 
@@ -29,4 +30,5 @@ export const migrations: readonly Migration[] = [
   { name: "0009_sync_in", sql: m0009 },
   { name: "0010_change_log", sql: m0010 },
   { name: "0011_duplicates_and_merges", sql: m0011 },
+  { name: "0012_import_rejected_rows", sql: m0012 },
 ];
