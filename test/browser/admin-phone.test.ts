@@ -86,7 +86,7 @@ describe("every console page at 390 px and 1280 px", () => {
         `${base}/contacts/${seed.busyContact}`,
         `${base}/contacts/${seed.merged.survivor}`,
         `${base}/contacts/${seed.deletedContact}`,
-        `${base}/contacts?sort=name`,
+        `${base}/contacts?sort=name&limit=10`,
         `${base}/duplicates/compare?ids=${seed.duplicatePair.join(",")}`,
         `${base}/webhooks/${seed.webhooks.failing.id}`,
         `${base}/webhooks/${seed.webhooks.succeeding.id}`,

@@ -131,5 +131,11 @@ export async function crawlConsole(opts: {
   return kinds;
 }
 
-/** The links of the page `page` shows. */
-export const linksOf = (page: Page) => page.locator("a[href]").evaluateAll((as) => as.map((a) => (a as HTMLAnchorElement).href));
+/** The links of the page `page` shows, and where its GET forms lead (a "New contact" button is one), without their fields. */
+export const linksOf = (page: Page) =>
+  page.evaluate(() => [
+    ...Array.from(document.querySelectorAll("a[href]")).map((a) => (a as HTMLAnchorElement).href),
+    ...Array.from(document.querySelectorAll("form"))
+      .filter((f) => (f.getAttribute("method") ?? "get").toLowerCase() === "get")
+      .map((f) => (f as HTMLFormElement).action),
+  ]);
