@@ -1,3 +1,4 @@
+import { filterOnlyIn } from "../../storage/query.ts";
 import type { Db } from "../../storage/schema.ts";
 import { CATEGORIES } from "../../reference/schemas.ts";
 
@@ -19,6 +20,7 @@ export async function contactTotals(db: Db, project: { id: string; contactCount:
   const types = await db.selectFrom("contact_types").select(["id", "category"]).where("project_id", "=", project.id).execute();
   const live = new Map<string, number>();
   if (types.length > 0) {
+    const filterOnly = filterOnlyIn(db);
     const ids = types.map((t) => t.id);
     const [rows, gone] = await Promise.all([
       db
@@ -27,12 +29,14 @@ export async function contactTotals(db: Db, project: { id: string; contactCount:
         .where("contact_type_id", "in", ids)
         .groupBy("contact_type_id")
         .execute(),
+      // Driven by contacts_trash alone: the project and the grouping must not steer SQLite
+      // onto an index that walks the project's every contact (src/storage/sqlite/statistics.ts).
       db
         .selectFrom("contacts")
         .select(["contact_type_id", (eb) => eb.fn.countAll<number>().as("n")])
         .where("deleted_at", "is not", null)
-        .where("project_id", "=", project.id)
-        .groupBy("contact_type_id")
+        .where(filterOnly("project_id"), "=", project.id)
+        .groupBy(filterOnly("contact_type_id"))
         .execute(),
     ]);
     for (const r of rows) live.set(r.contact_type_id!, Number(r.n));
