@@ -162,12 +162,12 @@ const COUNT_ORDER: Part["kind"][] = ["email", "phone", "tag", "term", "types", "
  * filter's driver runs (each reads at most SMALL_SET + 1 index entries) and the fewest
  * drive if they are at most SMALL_SET. No filter, or only common ones: a walk.
  */
-export async function planList(db: Db, projectId: string, parts: Part[], sort: ConsoleSort): Promise<Plan> {
+export async function planList(db: Db, projectId: string, parts: Part[], sort: ConsoleSort, smallSet = SMALL_SET): Promise<Plan> {
   if (parts.length === 0) return { kind: "walk", checks: [] };
   const keyed = parts.find((p) => p.kind === "email" || p.kind === "phone");
   const drivers = keyed ? [keyed] : parts;
-  const found = await Promise.all(drivers.map(async (part) => ({ part, n: await driverCount(db, projectId, part, SMALL_SET) })));
-  const fewest = found.filter((f) => f.n <= SMALL_SET).sort((a, b) => a.n - b.n)[0];
+  const found = await Promise.all(drivers.map(async (part) => ({ part, n: await driverCount(db, projectId, part, smallSet) })));
+  const fewest = found.filter((f) => f.n <= smallSet).sort((a, b) => a.n - b.n)[0];
   if (!fewest) return { kind: "walk", checks: parts };
   const rest = parts.filter((p) => p !== fewest.part);
   return { kind: "small", rows: fewest.n === 0 ? [] : await candidateRows(db, projectId, fewest.part, rest, sort) };

@@ -43,7 +43,8 @@ export async function listConsoleContacts(
   cursors: CursorCodec,
   projectId: string,
   input: ConsoleListInput,
-  options: { countLimit?: number } = {},
+  /** Tests make both bounds small: `countLimit` (COUNT_LIMIT) and `smallSet` (console-list-query.ts SMALL_SET; 0: always walk). */
+  options: { countLimit?: number; smallSet?: number } = {},
 ): Promise<ConsoleListPage> {
   const { filters, sort, limit } = input;
   const tags = filters.tag === undefined ? undefined : [filters.tag].flat();
@@ -52,7 +53,7 @@ export async function listConsoleContacts(
   const parts = await partsOf(db, projectId, filters, tags);
   if (parts === null) return { contacts: [], total: { count: 0, exact: true }, next: null, previous: position ? "" : null };
 
-  const plan = await planList(db, projectId, parts, sort);
+  const plan = await planList(db, projectId, parts, sort, options.smallSet);
   const total = await listTotal(db, projectId, plan, options.countLimit ?? COUNT_LIMIT);
   const encode = (dir: Position["dir"], row: KeyRow) => cursors.encode([dir === "after" ? "a" : "b", row.key, row.number], bound);
 

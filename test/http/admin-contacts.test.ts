@@ -405,3 +405,154 @@ describe("the contacts list", () => {
     expect((await admin.get(`${list}/${elsewhere}`)).status).toBe(404);
   });
 });
+
+describe("the contacts list: total, sorts, pages both ways, links (decisions §22)", () => {
+  let r: ProjectInfo;
+  let list: string;
+  const id: Record<string, string> = {};
+
+  beforeAll(async () => {
+    r = await srv.newProject({ name: "console-sorts" });
+    list = `/admin/projects/${r.id}/contacts`;
+    // Created in this order; "babbage" is touched last, so it is the newest update.
+    for (const [key, body] of [
+      ["ada", { firstName: "Ada", lastName: "Lovelace", tags: ["math"] }],
+      ["babbage", { businessName: "Babbage Engines" }],
+      ["nameless", { email: "nameless@example.com", tags: ["math"] }],
+      ["alan", { firstName: "Alan", lastName: "Turing", tags: ["math"] }],
+      ["grace", { firstName: "Grace", lastName: "hopper" }],
+      ["byron", { firstName: "Byron", lastName: "Lovelace", tags: ["math"] }],
+    ] as const) {
+      const res = await r.api("POST", "/contacts", { body });
+      expect(res.status).toBe(201);
+      id[key] = res.json.contactId;
+    }
+    expect((await r.api("PATCH", `/contacts/${id.babbage}`, { body: { notes: "touched" } })).status).toBe(200);
+  });
+
+  const shown = (page: AdminPage) => [...page.text.matchAll(/<a href="[^"]*\/contacts\/(CR-\d+)">/g)].map((m) => m[1]);
+  const link = (page: AdminPage, name: string) => {
+    const m = new RegExp(`href="([^"]*)">${name}<`).exec(page.text);
+    return m ? unescape(m[1]!) : undefined;
+  };
+  const total = (page: AdminPage) => /<p class="total"[^>]*>([^<]*)</.exec(page.text)?.[1];
+
+  test("the total is the exact count of the contacts the filters keep", async () => {
+    expect(total(await admin.get(list))).toBe("6 contacts");
+    expect(total(await admin.get(`${list}?tag=math`))).toBe("4 contacts match");
+    expect(total(await admin.get(`${list}?search=lovelace`))).toBe("2 contacts match");
+    expect(total(await admin.get(`${list}?search=turing`))).toBe("1 contact matches");
+    // The same total on every page.
+    const second = await admin.get(unescape(link(await admin.get(`${list}?tag=math&limit=2`), "Next page")!));
+    expect(total(second)).toBe("4 contacts match");
+    expect((await admin.get(`${list}?search=nobody`)).text).toContain("No contacts match.");
+  });
+
+  test("sorts: last updated (the default, as the API), newest first, and name A→Z by last name, first name, else business name, nameless last", async () => {
+    const api = (await r.api("GET", "/contacts")).json.data.map((c: any) => c.contactId);
+    expect(shown(await admin.get(list))).toEqual(api);
+    expect(shown(await admin.get(`${list}?sort=updated`))).toEqual(api);
+    expect(api[0]).toBe(id.babbage);
+    expect(shown(await admin.get(`${list}?sort=created`))).toEqual(["byron", "grace", "alan", "nameless", "babbage", "ada"].map((k) => id[k]));
+    const byName = await admin.get(`${list}?sort=name`);
+    expect(shown(byName)).toEqual(["babbage", "grace", "ada", "byron", "alan", "nameless"].map((k) => id[k]));
+    expect(byName.text).toMatch(/<option value="name" selected="">Name \(A–Z\)<\/option>/);
+    // The date column follows the sort.
+    expect(byName.text).toContain('<th scope="col">Updated</th>');
+    expect((await admin.get(`${list}?sort=created`)).text).toContain('<th scope="col">Created</th>');
+  });
+
+  test("each sort pages forwards and back: Next then Previous gives the same page, and the first page has no Previous", async () => {
+    for (const query of ["sort=updated", "sort=created", "sort=name", "sort=name&tag=math", "sort=created&search=lovelace"]) {
+      const expected = shown(await admin.get(`${list}?${query}&limit=200`));
+      const pages: AdminPage[] = [await admin.get(`${list}?${query}&limit=2`)];
+      expect(pages[0]!.text, query).not.toContain("Previous page");
+      while (link(pages.at(-1)!, "Next page")) pages.push(await admin.get(link(pages.at(-1)!, "Next page")!));
+      expect(pages.flatMap(shown), query).toEqual(expected);
+      // Back from the last page to the first, one page at a time.
+      for (let i = pages.length - 1; i > 0; i--) {
+        const back = await admin.get(link(pages[i]!, "Previous page")!);
+        expect(back.status, query).toBe(200);
+        expect(shown(back), `${query}: page ${i}`).toEqual(shown(pages[i - 1]!));
+        expect(back.text.includes("Previous page"), `${query}: page ${i}`).toBe(i - 1 > 0);
+        expect(link(back, "Next page"), query).toBeDefined();
+      }
+    }
+  });
+
+  test("a cursor belongs to its sort and filters; an unknown sort is refused at Sort by, 422", async () => {
+    const next = link(await admin.get(`${list}?sort=name&limit=2`), "Next page")!;
+    const other = await admin.get(next.replace("sort=name", "sort=created"));
+    expect(other.status).toBe(422);
+    expect(other.text).toContain("cursor was issued for other filters.");
+    const bad = await admin.get(`${list}?sort=email`);
+    expect(bad.status).toBe(422);
+    expect(errorAt(bad, "f-sort")).toBe("sort must be one of updated, created, name.");
+  });
+
+  test("names link to the contact's page; the rows are cards with labelled cells on a phone", async () => {
+    const page = await admin.get(`${list}?sort=name`);
+    expect(link(page, "Ada Lovelace")).toBe(`${list}/${id.ada}`);
+    expect(link(page, "Babbage Engines")).toBe(`${list}/${id.babbage}`);
+    expect(link(page, id.nameless!)).toBe(`${list}/${id.nameless}`); // no name: its contactId
+    const opened = await admin.get(link(page, "Ada Lovelace")!);
+    expect(opened.status).toBe(200);
+    expect(opened.text).toContain("<h1>Ada Lovelace</h1>");
+    const cells = [...page.text.matchAll(/<td\b[^>]*>/g)].map(([td]) => td);
+    expect(cells.length).toBeGreaterThan(0);
+    for (const td of cells) expect(td).toMatch(/data-label="[^"]+"/);
+  });
+});
+
+describe("the contacts list's total past its bound (decisions §22: \"more than 10,000\")", () => {
+  test("counting stops at the bound and says more than it; below it the count is exact, with and without filters", async () => {
+    const { loadConfig } = await import("../../src/config.ts");
+    const { openStorage } = await import("../../src/storage/index.ts");
+    const { listConsoleContacts, COUNT_LIMIT } = await import("../../src/contacts/console-list.ts");
+    const { CursorCodec } = await import("../../src/lib/cursor.ts");
+    const { totalText } = await import("../../src/admin/pages/contacts-list-query.ts");
+    expect(COUNT_LIMIT).toBe(10_000);
+    const s = await srv.newProject({ name: "console-bound" });
+    const items = Array.from({ length: 12 }, (_, i) => ({ firstName: `Bound${i}`, lastName: i % 2 ? "Even" : "Odd", tags: ["many"] }));
+    expect((await s.api("POST", "/contacts/batch", { body: { operation: "create", items } })).status).toBe(200);
+    const storage = await openStorage(loadConfig(srv.env));
+    try {
+      const cursors = new CursorCodec("bound");
+      for (const smallSet of [0, 10_000]) {
+        // smallSet 0: every filter is checked on a walk of the project; else a filter of up to 10,000 contacts drives.
+        const list = (filters: Record<string, unknown>, countLimit: number, sort: "updated" | "name" = "updated") =>
+          listConsoleContacts(storage.db, cursors, s.id, { filters, sort, limit: 5 }, { countLimit, smallSet });
+        expect((await list({ tag: "many" }, 10)).total).toEqual({ count: 10, exact: false });
+        expect((await list({ tag: "many" }, 12)).total).toEqual({ count: 12, exact: true });
+        expect((await list({ search: "bound" }, 5, "name")).total).toEqual({ count: 5, exact: false });
+        expect((await list({ search: "even" }, 6)).total).toEqual({ count: 6, exact: true });
+        expect((await list({ search: "even", tag: "many" }, 3)).total).toEqual({ count: 3, exact: false });
+        expect((await list({ search: "even", tag: "many" }, 100)).total).toEqual({ count: 6, exact: true });
+        // No filter: the project's own count, exact whatever the bound.
+        expect((await list({}, 3)).total).toEqual({ count: 12, exact: true });
+      }
+      // A walk and a driving filter page alike, in every sort.
+      for (const sort of ["updated", "created", "name"] as const) {
+        const orders: string[][] = [];
+        for (const smallSet of [0, 10_000]) {
+          const ids: string[] = [];
+          let cursor: string | undefined;
+          for (;;) {
+            const page = await listConsoleContacts(storage.db, cursors, s.id, { filters: { tag: "many" }, sort, limit: 5, cursor }, { smallSet });
+            ids.push(...page.contacts.map((c) => c.contactId));
+            if (!page.next) break;
+            cursor = page.next;
+          }
+          orders.push(ids);
+        }
+        expect(orders[0], sort).toEqual(orders[1]!);
+        expect(new Set(orders[0]).size, sort).toBe(12);
+      }
+      expect(totalText({ count: 10_000, exact: false }, false)).toBe("More than 10,000 contacts");
+      expect(totalText({ count: 10_000, exact: false }, true)).toBe("More than 10,000 contacts match");
+      expect(totalText({ count: 1234, exact: true }, false)).toBe("1,234 contacts");
+    } finally {
+      await storage.close();
+    }
+  });
+});
