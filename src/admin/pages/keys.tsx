@@ -113,7 +113,7 @@ const KeysPage = (p: { c: Context<AdminEnv>; keys: ApiKeyInfo[]; values?: KeyVal
         <p class="none">No keys yet.</p>
       ) : (
         <TableWrap label="API keys of this project">
-          <table>
+          <table class="keys paired">
             <thead>
               <tr>
                 <th scope="col">Name</th>

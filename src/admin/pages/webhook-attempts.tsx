@@ -71,7 +71,7 @@ export const Attempts = (p: { base: string; hook: Webhook; rows: AttemptView[]; 
       <p class="none">No delivery has been attempted yet.</p>
     ) : (
       <TableWrap label="Attempts, newest first">
-        <table class="attempts">
+        <table class="attempts paired">
           <thead>
             <tr>
               <th scope="col">Time</th>
@@ -114,7 +114,7 @@ export const Waiting = ({ hook, rows, count }: { hook: Webhook; rows: WaitingDel
           {hook.status === "active" ? "" : " They are held while the subscription is disabled, and tried again once it is enabled."}
         </p>
         <TableWrap label="Waiting deliveries, soonest first">
-          <table>
+          <table class="paired">
             <thead>
               <tr>
                 <th scope="col">Event</th>

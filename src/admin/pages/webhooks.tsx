@@ -80,7 +80,7 @@ async function listPage(c: Context<AdminEnv>, values: HookValues = blankHook, er
         <p class="none">No subscription yet: create one below to receive this project's events.</p>
       ) : (
         <TableWrap label="Subscriptions">
-          <table class="hooks">
+          <table class="hooks paired">
             <thead>
               <tr>
                 <th scope="col">Subscription</th>
