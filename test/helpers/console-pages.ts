@@ -131,11 +131,15 @@ export async function crawlConsole(opts: {
   return kinds;
 }
 
-/** The links of the page `page` shows, and where its GET forms lead (a "New contact" button is one), without their fields. */
+/** The links of the page `page` shows, and where its GET forms lead as sent untouched (a "New contact" button is one). */
 export const linksOf = (page: Page) =>
   page.evaluate(() => [
     ...Array.from(document.querySelectorAll("a[href]")).map((a) => (a as HTMLAnchorElement).href),
     ...Array.from(document.querySelectorAll("form"))
       .filter((f) => (f.getAttribute("method") ?? "get").toLowerCase() === "get")
-      .map((f) => (f as HTMLFormElement).action),
+      .map((f) => {
+        const url = new URL((f as HTMLFormElement).action);
+        for (const [k, v] of new FormData(f as HTMLFormElement)) if (typeof v === "string") url.searchParams.append(k, v);
+        return url.href;
+      }),
   ]);
