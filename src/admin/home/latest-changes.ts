@@ -22,7 +22,7 @@ export interface LatestChange {
   /** The API key's name, the admin's email; null when there is none to show. */
   actorName: string | null;
   /** The record's contact now (its current contactId and names), null once erased. */
-  contact: { contactId: string; firstName: string | null; lastName: string | null; businessName: string | null; deleted: boolean } | null;
+  contact: { contactId: string; firstName: string | null; lastName: string | null; businessName: string | null; state: "live" | "deleted" | "merged" } | null;
 }
 
 /**
@@ -47,6 +47,7 @@ export async function latestChanges(db: Db, projectId: string, limit = LATEST_CH
       "contacts.last_name",
       "contacts.business_name",
       "contacts.deleted_at",
+      "contacts.merged_into",
     ])
     .where("changes.project_id", "=", projectId)
     .orderBy("changes.seq", "desc")
@@ -68,7 +69,7 @@ export async function latestChanges(db: Db, projectId: string, limit = LATEST_CH
       contact:
         r.contact_number === null
           ? null
-          : { contactId: formatContactId(Number(r.contact_number)), firstName: r.first_name, lastName: r.last_name, businessName: r.business_name, deleted: r.deleted_at !== null },
+          : { contactId: formatContactId(Number(r.contact_number)), firstName: r.first_name, lastName: r.last_name, businessName: r.business_name, state: r.merged_into !== null ? "merged" : r.deleted_at !== null ? "deleted" : "live" },
     };
   });
   await nameActors(db, projectId, changes);

@@ -153,7 +153,7 @@ function actorOf(change: LatestChange): string {
 const LatestChanges: FC<{ c: Context<AdminEnv>; changes: LatestChange[] }> = ({ c, changes }) => {
   const contacts = projectPath(c.var.project, "contacts");
   return (
-    <section aria-labelledby="changes-h">
+    <section class="latest" aria-labelledby="changes-h">
       <h2 id="changes-h">Latest changes</h2>
       {changes.length === 0 ? (
         <p class="card">No changes yet.</p>
@@ -179,7 +179,7 @@ const LatestChanges: FC<{ c: Context<AdminEnv>; changes: LatestChange[] }> = ({ 
                       <>
                         <a href={`${contacts}/${encodeURIComponent(change.contact.contactId)}`}>{displayName(change.contact)}</a>
                         {displayName(change.contact) === change.contact.contactId ? null : <span class="mono"> {change.contact.contactId}</span>}
-                        {change.contact.deleted ? <span class="none"> (deleted)</span> : null}
+                        {change.contact.state === "live" ? null : <span class="none"> ({change.contact.state === "merged" ? "merged away" : "deleted"})</span>}
                       </>
                     ) : (
                       <span class="none">{change.object === "contact" ? `${change.objectId} (erased)` : "an erased contact"}</span>

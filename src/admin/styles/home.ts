@@ -25,4 +25,9 @@ ul.health h3{margin:0 0 .3rem;overflow-wrap:anywhere}
 .setup-hint{border-left:4px solid #8a5a00;background:#fff8e1;padding:.5rem 1rem;border-radius:4px;margin:0 0 1rem;overflow-wrap:anywhere}
 .setup-hint h2{margin:.2rem 0;font-size:1.05rem}
 .setup-hint p{margin:.3rem 0}
+@media (max-width:40rem){
+  /* The latest changes read as short cards: each cell's column name on its line. */
+  section.latest .table td[data-label]::before{display:inline;margin-right:.4rem}
+  dl.totals{grid-template-columns:repeat(auto-fill,minmax(6.5rem,1fr))}
+}
 `;
