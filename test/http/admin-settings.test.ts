@@ -57,7 +57,10 @@ describe("reference data", () => {
     const page = await admin.get(made[0]!.location!);
     expect(page.text).toContain("<h1>Reference data</h1>");
     expect(page.text).toContain("Contact type created.");
-    for (const text of ["<td>Distributor</td>", "<td>Demo</td>", "<td>Tier</td>", "<td>gold, silver</td>", "<td>vip</td>"]) expect(page.text).toContain(text);
+    // Each cell names its column (docs/admin.md §2: tables read as cards at 390 px).
+    for (const text of ['<td data-label="Name">Distributor</td>', '<td data-label="Name">Demo</td>', '<td data-label="Title">Tier</td>', '<td data-label="Options">gold, silver</td>', '<td data-label="Name">vip</td>']) {
+      expect(page.text).toContain(text);
+    }
   });
 
   test.each([
