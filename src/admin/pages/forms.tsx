@@ -1,68 +1,27 @@
 import { Hono, type Context } from "hono";
-import { CONTACT_FIELD_NAMES, FormFieldsError, IDENTITY_FIELDS } from "../../forms/fields.ts";
+import { FormFieldsError } from "../../forms/fields.ts";
 import { listForms } from "../../forms/repository.ts";
 import { isoNow } from "../../lib/time.ts";
 import { createForm, toForm, type Form } from "../../forms/service.ts";
 import type { CustomField } from "../../reference/custom-fields.ts";
-import { READ_ONLY_TYPES } from "../../reference/custom-fields.ts";
 import { allCustomFields } from "../../reference/repository.ts";
 import { write } from "../actions.ts";
+import { blank, fieldNames, FieldChoices, ids, errorsOf, type FormValues } from "./form-fields.tsx";
+import { formPage } from "./form-page.tsx";
 import type { AdminEnv } from "../env.ts";
 import { field, fields } from "../security.ts";
-import { Checkbox, ErrorSummary, Field, Layout, noErrors, Notice, PostForm, projectPath, TableWrap, Time, type FormErrors } from "../ui.tsx";
+import { ErrorSummary, Field, Layout, Notice, PostForm, projectPath, TableWrap, Time, type FormErrors } from "../ui.tsx";
 
 /**
  * Web forms of a project (docs/api.md §15, docs/admin.md §3): list, create under the rules of `crm form
- * create` (src/forms/service.ts createForm), open the public page /f/{id}.
+ * create` (src/forms/service.ts createForm), open the public page /f/{id}; a form's own page
+ * (form-page.tsx) edits it, lists its submissions and deletes it.
  */
 export const formPages = new Hono<AdminEnv>();
 
-interface FormValues {
-  name: string;
-  fields: string[];
-  redirectUrl: string;
-}
-const blank: FormValues = { name: "", fields: [], redirectUrl: "" };
-const checkboxId = (name: string) => `f-fields-${name.replace(/[^A-Za-z0-9_-]/g, "-")}`;
-const ids = { name: "f-name", fields: checkboxId(CONTACT_FIELD_NAMES[0]!), redirectUrl: "f-redirectUrl" };
-const LABELS = { name: "Name", redirectUrl: "Redirect URL" } as const;
+const DONE: Record<string, string> = { created: "Form created.", deleted: "Form deleted." };
 
-/** A refusal of createForm at its field: a field-list sentence as it is, a predicate after its field's label. */
-function errorsOf(error: FormFieldsError): FormErrors {
-  const errors = noErrors();
-  const m = error.message;
-  errors.fields[error.field] = error.field === "fields" ? `${m[0]!.toUpperCase()}${m.slice(1)}.` : `${LABELS[error.field]} ${m}.`;
-  return errors;
-}
-
-const FieldChoices = (p: { custom: CustomField[]; checked: string[]; error?: string }) => {
-  const writable = p.custom.filter((f) => !READ_ONLY_TYPES.includes(f.type));
-  return (
-    <fieldset class={p.error ? "invalid" : undefined} aria-describedby={p.error ? "f-fields-hint f-fields-error" : "f-fields-hint"}>
-      <legend>Fields</legend>
-      <p class="hint" id="f-fields-hint">
-        The page shows them in this order; at least one of {IDENTITY_FIELDS.join(", ")}.
-      </p>
-      {p.error ? (
-        <p class="error" id="f-fields-error">
-          {p.error}
-        </p>
-      ) : null}
-      {CONTACT_FIELD_NAMES.map((name) => (
-        <Checkbox label={name} name="fields" value={name} id={checkboxId(name)} checked={p.checked.includes(name)} />
-      ))}
-      {writable.length > 0 ? <p class="group-label">Custom fields</p> : null}
-      {writable.map((f) => (
-        <Checkbox label={f.title} name="fields" value={f.id} id={checkboxId(f.id)} checked={p.checked.includes(f.id)} />
-      ))}
-    </fieldset>
-  );
-};
-
-/** A form's fields by name: contact fields as they are, custom fields by title. */
-const fieldNames = (form: Form, custom: CustomField[]) => form.fields.map((n) => custom.find((f) => f.id === n)?.title ?? n).join(", ");
-
-const FormsTable = (p: { forms: Form[]; custom: CustomField[] }) => (
+const FormsTable = (p: { forms: Form[]; custom: CustomField[]; base: string }) => (
   <TableWrap label="Forms of this project">
     <table>
       <thead>
@@ -78,14 +37,16 @@ const FormsTable = (p: { forms: Form[]; custom: CustomField[] }) => (
       <tbody>
         {p.forms.map((form) => (
           <tr>
-            <td id={`form-${form.id}`}>{form.name}</td>
-            <td class="mono">{form.id}</td>
-            <td>{fieldNames(form, p.custom)}</td>
-            <td class="mono">{form.redirectUrl ?? <span class="none">—</span>}</td>
-            <td>
+            <td data-label="Name" id={`form-${form.id}`}>
+              <a href={`${p.base}/${encodeURIComponent(form.id)}`}>{form.name}</a>
+            </td>
+            <td data-label="Id" class="mono">{form.id}</td>
+            <td data-label="Fields">{fieldNames(form, p.custom)}</td>
+            <td data-label="Redirect URL" class="mono">{form.redirectUrl ?? <span class="none">—</span>}</td>
+            <td data-label="Created">
               <Time at={form.createdAt} />
             </td>
-            <td>
+            <td data-label="Page">
               <a href={`/f/${encodeURIComponent(form.id)}`} aria-describedby={`form-${form.id}`}>
                 Open
               </a>
@@ -103,8 +64,8 @@ const FormsPage = (p: { c: Context<AdminEnv>; forms: Form[]; custom: CustomField
   return (
     <Layout title="Forms" session={c.var.session} project={c.var.project} section="forms">
       <h1>Forms</h1>
-      <Notice text={p.done === "created" ? "Form created." : null} />
-      {p.forms.length === 0 ? <p class="none">No forms yet.</p> : <FormsTable forms={p.forms} custom={p.custom} />}
+      <Notice text={p.done ? DONE[p.done] : null} />
+      {p.forms.length === 0 ? <p class="none">No forms yet.</p> : <FormsTable forms={p.forms} custom={p.custom} base={projectPath(c.var.project, "forms")} />}
       <section class="card" aria-labelledby="new-form">
         <h2 id="new-form">New form</h2>
         <ErrorSummary errors={p.errors} ids={ids} />
@@ -127,6 +88,8 @@ const FormsPage = (p: { c: Context<AdminEnv>; forms: Form[]; custom: CustomField
     </Layout>
   );
 };
+
+formPages.route("/", formPage);
 
 /** The project's forms, newest first, and its custom fields. */
 async function load(c: Context<AdminEnv>) {
