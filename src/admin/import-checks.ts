@@ -6,6 +6,9 @@ import type { CustomField } from "../reference/custom-fields.ts";
 import type { Db } from "../storage/schema.ts";
 import { uploadBlob, type UploadRow } from "./import-uploads.ts";
 
+/** How long the preview's page checks values; past it the rest of the rows are counted only (the page says so). */
+const CHECK_BUDGET_MS = 15_000;
+
 /**
  * The preview's check of an upload's values (docs/import-export.md §1.6, src/transfer/import-check.ts)
  * against the project's custom fields, contact types and quota as they are now.
@@ -23,5 +26,6 @@ export async function checkUpload(
     types: contactTypeNames(types),
     typeIds: new Set(types.map((t) => t.id)),
     quotaLeft: project.contactQuota === null ? null : Math.max(project.contactQuota - project.contactCount, 0),
+    budgetMs: CHECK_BUDGET_MS,
   });
 }

@@ -159,24 +159,24 @@ describe("custom fields, --map and --ignore-unknown", () => {
   });
 
   test("--ignore-unknown skips unknown columns and lists them in the summary (JSON and text)", async () => {
-    const header = "Record ID,First Name,Lead Status,Email,Create Date";
+    const header = "Record ID,First Name,Lead Source,Email,Create Date";
     const json = await runImport(p.id, csv(`${header}\n901,Ida,open,ida@example.com,2020-01-01\n`), "--ignore-unknown");
-    expect(json).toMatchObject({ created: 1, skippedColumns: ["Record ID", "Lead Status", "Create Date"] });
-    expect(json.columns).toContainEqual({ header: "Lead Status", field: null });
+    expect(json).toMatchObject({ created: 1, skippedColumns: ["Record ID", "Lead Source", "Create Date"] });
+    expect(json.columns).toContainEqual({ header: "Lead Source", field: null });
     const text = await srv.cliRaw(["import", csv(`${header}\n902,Ivo,open,ivo@example.com,2020-01-01\n`), "--project", p.id, "--ignore-unknown"]);
     expect(text.exitCode).toBe(0);
-    expect(text.stdout).toContain("skipped columns: Record ID (no field matches), Lead Status (no field matches), Create Date (no field matches)");
+    expect(text.stdout).toContain("skipped columns: Record ID (no field matches), Lead Source (no field matches), Create Date (no field matches)");
     const [ivo] = (await p.api("GET", "/contacts", { query: { email: "ivo@example.com" } })).json.data;
     expect(ivo).toMatchObject({ firstName: "Ivo", notes: null });
   });
 
   test("an unknown column is refused naming it and its closest field, exit 2, nothing written", async () => {
     const own = await srv.newProject();
-    const r = await srv.cliRaw(["import", csv("First Name,Last Nme,Lead Status\nAda,Lovelace,hot\n"), "--project", own.id, "--json"]);
+    const r = await srv.cliRaw(["import", csv("First Name,Last Nme,Lead Source\nAda,Lovelace,hot\n"), "--project", own.id, "--json"]);
     expect(r.exitCode).toBe(2);
     expect(r.stdout).toBe("");
-    expect(r.stderr).toContain('unknown columns "Last Nme" (closest field: lastName), "Lead Status" (closest field:');
-    expect(r.stderr).toContain('--map "Last Nme=field,Lead Status=field"');
+    expect(r.stderr).toContain('unknown columns "Last Nme" (closest field: lastName), "Lead Source" (closest field:');
+    expect(r.stderr).toContain('--map "Last Nme=field,Lead Source=field"');
     expect(r.stderr).toContain("--ignore-unknown");
     expect((await own.api("GET", "/contacts")).json.data).toEqual([]);
   });
@@ -194,7 +194,8 @@ describe("contact types by name, read-only columns, and a file written by crm ex
     await srv.cli(["contact-type", "create", "--project", p.id, "--category", "Lead", "--name", "Trade Show", "--json"]);
     const out = await runImport(p.id, csv("firstName,Contact Type\nAda,trade show\nBob,lead\nCy,Partner\nDee,\n"));
     expect(out).toMatchObject({ created: 3, skipped: [{ row: 3, fieldName: "contactType" }] });
-    expect(out.skipped[0].reason).toContain('contactType "Partner" is not a contact type of the project (its types: ');
+    // The reason names the column as the file writes it, and the value (docs/import-export.md §1.1).
+    expect(out.skipped[0].reason).toContain('Contact Type "Partner" is not a contact type of the project (its types: ');
     expect(out.skipped[0].reason).toContain("Trade Show");
     const byName = Object.fromEntries((await walk(p.api, "/contacts")).items.map((c: any) => [c.firstName, c.contactType?.name]));
     expect(byName).toEqual({ Ada: "Trade Show", Bob: "Lead", Dee: "Customer" });

@@ -13,6 +13,10 @@ import { RejectedRows } from "../../src/transfer/rejected-rows.ts";
 import { checkRows } from "../../src/transfer/import-check.ts";
 import type { CustomField } from "../../src/reference/custom-fields.ts";
 
+async function* chunks<T>(...parts: T[]) {
+  yield* parts;
+}
+
 const FIELDS: CustomField[] = [{ id: "cf_plan", title: "Plan", type: "select", options: ["gold", "silver"] }];
 const fieldsOf = (header: string[]) => planColumns(header, FIELDS).matches.map((m) => (m.column ? fieldOf(m.column) : `(${m.skipped ?? "unknown"})`));
 const TYPES = contactTypeNames([
@@ -138,7 +142,7 @@ describe("blank rows, the rejected rows' CSV and the check of values", () => {
     const csv = rejected.csv()!;
     expect(csv).toBe("firstName,email,error\r\nAnn,'=x,email must be a valid email address.\r\nBob,'=1+1,email must be a valid email address.\r\n");
     const records: string[][] = [];
-    for await (const r of parseCsv([csv])) records.push(r);
+    for await (const r of parseCsv(chunks(csv))) records.push(r);
     const plan = mapHeader(records[0]!, FIELDS);
     expect(plan.matches.map((m) => m.skipped ?? null)).toEqual([null, null, "error"]);
     // Read back, each cell is what the first import read: `'=x` and `=1+1` alike become `=…`.
@@ -158,7 +162,7 @@ describe("blank rows, the rejected rows' CSV and the check of values", () => {
       "Fay,fay@example.com,customer,\n" +
       "Gus,gus@example.com,,\n";
     const plan = mapHeader(["First Name", "Email", "Lifecycle Stage", "Plan"], FIELDS);
-    const report = await checkRows([new TextEncoder().encode(csv)], plan, { fields: FIELDS, types: TYPES, typeIds: new Set(["ct_lead", "ct_customer", "ct_mql"]), quotaLeft: 2 });
+    const report = await checkRows(chunks(new TextEncoder().encode(csv)), plan, { fields: FIELDS, types: TYPES, typeIds: new Set(["ct_lead", "ct_customer", "ct_mql"]), quotaLeft: 2 });
     expect(report).toMatchObject({ rows: 8, blankRows: 1, passing: 2, failing: 5, otherReasons: 0, failure: null });
     expect(report.reasons.map((g) => [g.fieldName, g.count, g.rows])).toEqual([
       ["email", 2, [2, 6]],

@@ -13,10 +13,17 @@ export const ValueCheck = ({ report }: { report: CheckReport }) => (
   <section class="card import-check" aria-labelledby="values">
     <h2 id="values">Values</h2>
     <p id="values-summary">
-      Every row was checked as the import will check it, with the fields above; nothing was written. Of {plural(report.rows, "row")},{" "}
+      Rows are checked as the import will check them, with the fields above; nothing was written.{" "}
+      {report.checked < report.rows ? `Of the first ${plural(report.checked, "row")} of ${n(report.rows)},` : `Of ${plural(report.rows, "row")},`}{" "}
       <strong>{n(report.passing)}</strong> would be created and <strong>{n(report.failing)}</strong> would be rejected
       {report.blankRows > 0 ? <>; {plural(report.blankRows, "blank row")} would be skipped</> : null}.
     </p>
+    {report.checked < report.rows ? (
+      <p class="hint">
+        The check ran out of time after row {n(report.checked)}: the counts above are of the first {plural(report.checked, "row")}; the other rows are
+        checked as they are imported.
+      </p>
+    ) : null}
     {report.failure ? <p class="error">The file has a malformed record, {report.failure} The import would stop there.</p> : null}
     {report.reasons.length > 0 ? (
       <TableWrap label="Rows that would be rejected">
