@@ -84,7 +84,7 @@ describe("reference data", () => {
 describe("forms", () => {
   const formsPath = () => `/admin/projects/${p.id}/forms`;
   /** Rows of the forms table (the page reads the same table the CLI lists). */
-  const formRows = async () => (await admin.get(formsPath())).text.match(/<td id="form-/g)?.length ?? 0;
+  const formRows = async () => (await admin.get(formsPath())).text.match(/<td data-label="Name" id="form-/g)?.length ?? 0;
 
   test("a form made in the console is listed with an Open link, and /f/{id} serves its fields", async () => {
     const tier = (await p.api("GET", "/custom-fields")).json.data.find((f: any) => f.title === "Tier");
@@ -95,10 +95,10 @@ describe("forms", () => {
     expect(res.status).toBe(303);
     const listed = await admin.get(res.location!);
     expect(listed.text).toContain("Form created.");
-    const row = /<td id="form-(frm_[A-Za-z0-9_]+)">Contact us<\/td>/.exec(listed.text);
+    const row = /<td data-label="Name" id="form-(frm_[A-Za-z0-9_]+)"><a href="[^"]+\/forms\/frm_[A-Za-z0-9_]+">Contact us<\/a><\/td>/.exec(listed.text);
     expect(row).not.toBeNull();
     const formId = row![1]!;
-    expect(listed.text).toContain("<td>email, firstName, Tier</td>");
+    expect(listed.text).toContain('<td data-label="Fields">email, firstName, Tier</td>');
     expect(listed.text).toContain("https://example.com/thanks");
     expect(listed.text).toContain(`<a href="/f/${formId}" aria-describedby="form-${formId}">Open</a>`);
     expect((await srv.cli(["form", "list", "--project", p.id, "--json"])).data).toContainEqual(
