@@ -265,7 +265,7 @@ export const ShownOnce: FC<{ label: string; value: string; note: string }> = ({ 
     <textarea id="once-value" readonly rows={2} spellcheck={false} autocomplete="off">
       {value}
     </textarea>
-    <CopyButton target="once-value" label={`Copy ${label.toLowerCase()}`} />
+    <CopyButton target="once-value" label={`Copy ${label.charAt(0).toLowerCase()}${label.slice(1)}`} />
     <p class="hint">{note}</p>
   </section>
 );
