@@ -139,7 +139,7 @@ export const linksOf = (page: Page) =>
       .filter((f) => (f.getAttribute("method") ?? "get").toLowerCase() === "get")
       .map((f) => {
         const url = new URL((f as HTMLFormElement).action);
-        for (const [k, v] of new FormData(f as HTMLFormElement)) if (typeof v === "string") url.searchParams.append(k, v);
+        new FormData(f as HTMLFormElement).forEach((v, k) => typeof v === "string" && url.searchParams.append(k, v));
         return url.href;
       }),
   ]);
