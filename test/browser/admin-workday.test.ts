@@ -94,25 +94,26 @@ describe("an operator's day in the console (Chromium, 1280 px)", () => {
   test("Home shows the totals, charts drawn as SVG with a text alternative, webhook health and the latest changes", async () => {
     await home();
     const main = page.getByRole("main");
-    const text = await main.innerText();
     // Totals: the project's live contacts (the seeding's and the batch's; the merged-away and the deleted one left out).
-    await page.getByRole("heading", { name: "Contact totals" }).waitFor({ timeout: WAIT });
-    expect(text).toMatch(new RegExp(`\\b${seed.liveContacts + 60}\\b`));
-    // Charts: SVG elements drawn by the server, each named (an img with a title), with their figures as text too.
-    const charts = main.locator("svg[role=img]");
-    await charts.first().waitFor({ timeout: WAIT });
-    expect(await charts.count()).toBeGreaterThanOrEqual(2);
-    for (const chart of await charts.all()) {
+    const totals = page.getByRole("region", { name: "Contact totals" });
+    expect((await totals.innerText()).replace(/\s+/g, " ")).toContain(`All ${seed.liveContacts + 60}`);
+    // Charts: SVG drawn by the server (no script), each an image named by its title and a sentence, with the figures as a table too.
+    for (const heading of ["New contacts per day", "New interactions per day"]) {
+      const chart = page.getByRole("img", { name: new RegExp(`^${heading}, .* in the last 30 days`) });
+      expect(await chart.evaluate((e) => e.tagName.toLowerCase())).toBe("svg");
       expect(await chart.isVisible()).toBe(true);
-      const name = (await chart.getAttribute("aria-label")) ?? (await chart.locator("title").first().textContent());
-      expect((name ?? "").trim().length).toBeGreaterThan(0);
-      const box = (await chart.boundingBox())!;
-      expect(box.width).toBeGreaterThan(100);
+      expect((await chart.boundingBox())!.width).toBeGreaterThan(200);
+      expect(await chart.locator("rect[height]:not([fill=transparent])").count()).toBeGreaterThan(0); // today's bar
+      expect(await page.getByRole("table", { name: `${heading}: per day`, includeHidden: true }).getByRole("row", { includeHidden: true }).count()).toBe(31);
     }
-    // Webhook health names both subscriptions; the failing one first (its failures count), the changes list what the seeding did.
-    expect(text).toContain(seed.webhooks.failing.description);
-    expect(text).toContain(seed.webhooks.succeeding.description);
-    await page.getByRole("heading", { name: "Latest changes" }).waitFor({ timeout: WAIT });
+    // Webhook health: both subscriptions, each with its own chart.
+    const health = page.getByRole("region", { name: /Webhook health/ });
+    for (const hook of [seed.webhooks.failing, seed.webhooks.succeeding]) await link(hook.description, health).waitFor({ timeout: WAIT });
+    expect(await health.locator("svg[role=img]").count()).toBeGreaterThanOrEqual(2);
+    // The latest changes: the batch's contacts, each linking to its contact.
+    const changes = page.getByRole("region", { name: "Latest changes" });
+    expect(await changes.getByRole("link", { name: /^Lead \d\d Batch$/ }).count()).toBe(20);
+    expect(await main.locator("script").count()).toBe(0);
   });
 
   test("the contacts list shows the total, sorts by name, pages forward and back, tags two selected contacts and deletes one after a confirmation", async () => {
@@ -245,7 +246,7 @@ describe("an operator's day in the console (Chromium, 1280 px)", () => {
     await shown.waitFor({ timeout: WAIT });
     const key = (await shown.inputValue()).trim();
     expect((await server.api("GET", "/ping", { key })).status).toBe(200);
-    const copy = button("Copy new api key");
+    const copy = button("Copy new API key");
     expect(await copy.isVisible()).toBe(true);
     await copy.click();
     expect((await page.evaluate(() => navigator.clipboard.readText())).trim()).toBe(key);
