@@ -10,7 +10,8 @@ p.total{font-weight:600;margin:.5rem 0}
 .table td.select{width:1%}
 .table td.select input{width:1.2rem;height:1.2rem;margin:.15rem 0 0}
 .table td.wrap,.table td.name{overflow-wrap:anywhere}
-.confirm ul.names{max-height:20rem;overflow-y:auto;margin:.5rem 0;padding-left:1.25rem}
+.confirm ul.names{max-height:20rem;overflow-x:hidden;overflow-y:auto;margin:.5rem 0;padding-left:1.25rem}
+.confirm ul.names li{overflow-wrap:anywhere}
 @media (max-width:40rem){
   .bulk-actions .actions button{flex:1 1 auto}
   .table td.select{width:auto}
