@@ -21,10 +21,10 @@ export type ConsoleSort = (typeof CONSOLE_SORTS)[number];
 export const SMALL_SET = 10_000;
 
 /**
- * The name order (docs/admin.md §3): last name, first name, then business name, lower case,
- * byte order; a contact with none of them sorts after every named one ("1" > "0"). Written
- * once, as text, so the index that serves it (contacts_name, see the report in docs/admin.md)
- * has the very same expression.
+ * The name order (docs/admin.md §3): last name, first name, then business name, A–Z folded
+ * to lower case, in byte order (letters beyond ASCII after z); a contact with none of them
+ * sorts after every named one ("1" > "0"). Written once, as text: an index on
+ * (project_id, this very expression, contact_number) serves the walk on both backends.
  */
 const NAME_TEXT = "trim(coalesce(last_name, '') || ' ' || coalesce(first_name, '') || ' ' || coalesce(business_name, ''))";
 export const NAME_KEY_SQL = `CASE WHEN ${NAME_TEXT} = '' THEN '1' ELSE '0' || lower(${NAME_TEXT}) END`;
