@@ -157,3 +157,72 @@ describe("health and waiting deliveries", () => {
     expect(tableRows(page.text, "Waiting deliveries, soonest first")).toEqual([]);
   });
 });
+
+describe("the page's layout (docs/admin.md §3)", () => {
+  const detailsTag = (html: string, id: string) => new RegExp(`<details[^>]*id="${id}"[^>]*>`).exec(html)?.[0] ?? "";
+
+  test("the summary and every action come first; Edit and Filter and ordering are closed above the deliveries and attempts until a refused form opens its own", async () => {
+    const p = await server.newProject();
+    const r = await receiver();
+    const id = await createInConsole(p, { url: r.url, description: "Laid out" });
+    const page = (await admin.get(`${hooksPath(p)}/${id}`)).text;
+    const at = (s: string) => {
+      const i = page.indexOf(s);
+      expect(i).toBeGreaterThan(-1);
+      return i;
+    };
+    const order = [
+      "<dt>Status</dt>",
+      ">Send test ping</button>",
+      ">Disable</button>",
+      ">Rotate secret</button>",
+      ">Delete subscription</button>",
+      "<summary>Edit subscription</summary>",
+      "<summary>Filter and ordering</summary>",
+      ">Waiting deliveries</h2>",
+      ">Attempts</h2>",
+    ].map(at);
+    expect(order).toEqual([...order].sort((a, b) => a - b));
+    for (const section of ["edit", "filter", "redeliver"]) expect(detailsTag(page, section)).not.toContain("open");
+
+    const refused = await admin.post(`${hooksPath(p)}/${id}/edit`, { url: r.url, description: "x" });
+    expect(refused.status).toBe(422);
+    expect(detailsTag(refused.text, "edit")).toContain("open");
+    expect(detailsTag(refused.text, "filter")).not.toContain("open");
+    const unknownTag = await admin.post(`${hooksPath(p)}/${id}/filter`, { tags: "no-such-tag", ordering: "none" });
+    expect(unknownTag.status).toBe(422);
+    expect(detailsTag(unknownTag.text, "filter")).toContain("open");
+    expect(detailsTag(unknownTag.text, "edit")).not.toContain("open");
+    const noSince = await admin.post(`${hooksPath(p)}/${id}/redeliver`, { since: "" });
+    expect(noSince.status).toBe(422);
+    expect(detailsTag(noSince.text, "redeliver")).toContain("open");
+  });
+
+  test("Ordering's choices are short enough for a phone's select; what they mean is the hint under it", async () => {
+    const p = await server.newProject();
+    const r = await receiver();
+    const id = await createInConsole(p, { url: r.url });
+    const page = (await admin.get(`${hooksPath(p)}/${id}`)).text;
+    const select = /<select id="f-ordering"[^>]*>([\s\S]*?)<\/select>\s*<p class="hint" id="f-ordering-hint">([^<]*)<\/p>/.exec(page)!;
+    const options = [...select[1]!.matchAll(/<option[^>]*>([^<]*)<\/option>/g)].map((m) => m[1]!.trim());
+    expect(options).toEqual(["None", "Per contact, in order"]);
+    expect(select[0]).toContain('aria-describedby="f-ordering-hint"');
+    expect(select[2]).toContain("None: deliveries may overtake each other.");
+  });
+
+  test("waiting deliveries show the 10 due soonest and how many wait in all", async () => {
+    const p = await server.newProject();
+    const r = await receiver({ status: 429, retryAfter: 3600, body: "slow down" });
+    const id = await createInConsole(p, { url: r.url, description: "Backlog" });
+    for (let i = 0; i < 12; i++) expect((await p.api("POST", "/contacts", { body: { firstName: `W${i}` } })).status).toBe(201);
+    const page = await until(
+      async () => {
+        const got = await admin.get(`${hooksPath(p)}/${id}`);
+        return pageText(got.text).includes("12 waiting") && tableRows(got.text, "Attempts, newest first").length >= 12 && got;
+      },
+      { timeoutMs: 20_000, what: "12 deliveries waiting" },
+    );
+    expect(pageText(page.text)).toContain("12 waiting; the 10 due soonest are shown.");
+    expect(tableRows(page.text, "Waiting deliveries, soonest first")).toHaveLength(10);
+  });
+});

@@ -67,6 +67,7 @@ const AttemptRow = ({ a, hook }: { a: AttemptView; hook: Webhook }) => {
 export const Attempts = (p: { base: string; hook: Webhook; rows: AttemptView[]; cursor?: string; next: string | null }) => (
   <section aria-labelledby="attempts">
     <h2 id="attempts">Attempts</h2>
+    {p.cursor ? <p class="hint">Older attempts, newest first.</p> : null}
     {p.rows.length === 0 ? (
       <p class="none">No delivery has been attempted yet.</p>
     ) : (
@@ -94,8 +95,8 @@ export const Attempts = (p: { base: string; hook: Webhook; rows: AttemptView[]; 
     )}
     {p.cursor || p.next ? (
       <nav class="pager" aria-label="Pages of attempts">
-        {p.cursor ? <a href={p.base}>Newest attempts</a> : null}
-        {p.next ? <a href={`${p.base}?cursor=${encodeURIComponent(p.next)}`}>Older attempts</a> : null}
+        {p.cursor ? <a href={`${p.base}#attempts`}>Newest attempts</a> : null}
+        {p.next ? <a href={`${p.base}?cursor=${encodeURIComponent(p.next)}#attempts`}>Older attempts</a> : null}
       </nav>
     ) : null}
   </section>

@@ -6,7 +6,7 @@ import { ADDRESS_PARTS, CONTACT_FIELDS, type Ordering, type WebhookFilterInput }
 import type { Webhook } from "../../webhooks/schemas.ts";
 import type { AdminEnv } from "../env.ts";
 import { field, fields } from "../security.ts";
-import { Checkbox, ErrorSummary, PostForm, Select, TextArea, type FormErrors } from "../ui.tsx";
+import { Checkbox, ErrorSummary, PostForm, TextArea, type FormErrors } from "../ui.tsx";
 
 /**
  * A subscription's filter and ordering in the console (docs/webhooks.md §8, docs/admin.md §3):
@@ -107,6 +107,33 @@ const Group = ({ legend, id, error, hint, children }: { legend: string; id: stri
   </fieldset>
 );
 
+/** Ordering: short option texts that fit a phone's select, what each means in the hint under it. */
+const OrderingSelect = ({ value, error }: { value: Ordering; error?: string }) => (
+  <div class={error ? "field invalid" : "field"}>
+    <label for="f-ordering">Ordering</label>
+    {error ? (
+      <p class="error" id="f-ordering-error">
+        {error}
+      </p>
+    ) : null}
+    <select id="f-ordering" name="ordering" aria-invalid={error ? "true" : undefined} aria-describedby={error ? "f-ordering-hint f-ordering-error" : "f-ordering-hint"}>
+      {ORDERINGS.map(([v, text]) => (
+        <option value={v} selected={v === value}>
+          {text}
+        </option>
+      ))}
+    </select>
+    <p class="hint" id="f-ordering-hint">
+      None: deliveries may overtake each other. Per contact: one contact's events are delivered one at a time, in the order they happened.
+    </p>
+  </div>
+);
+
+const ORDERINGS: Array<[Ordering, string]> = [
+  ["none", "None"],
+  ["per-contact", "Per contact, in order"],
+];
+
 /** The editor (docs/webhooks.md §8): saved through the API's PATCH service; applies to events recorded from then on. */
 export function FilterEditor(p: { c: Context<AdminEnv>; action: string; values: FilterValues; custom: Array<{ id: string; title: string }>; errors?: FormErrors }) {
   const choices: Array<[string, string]> = [
@@ -116,8 +143,8 @@ export function FilterEditor(p: { c: Context<AdminEnv>; action: string; values: 
   ];
   const e = p.errors?.fields ?? {};
   return (
-    <section class="card" aria-labelledby="filter">
-      <h2 id="filter">Filter and ordering</h2>
+    <details class="card hook-more" id="filter" open={p.errors ? true : undefined}>
+      <summary>Filter and ordering</summary>
       <p class="hint">Applies to events recorded after saving; deliveries already queued are not judged again. Redelivery ignores the filter.</p>
       <ErrorSummary errors={p.errors} ids={FILTER_IDS} />
       <PostForm action={p.action} token={p.c.var.session.csrfToken} label="Filter and ordering">
@@ -132,19 +159,9 @@ export function FilterEditor(p: { c: Context<AdminEnv>; action: string; values: 
             <Checkbox label={label} name="changedFields" value={value} checked={p.values.changedFields.includes(value)} id={`f-cf-${value.replace(/[^A-Za-z0-9_-]/g, "-")}`} />
           ))}
         </Group>
-        <Select
-          label="Ordering"
-          name="ordering"
-          id="f-ordering"
-          value={p.values.ordering}
-          error={e.ordering}
-          options={[
-            ["none", "None: deliveries may overtake each other"],
-            ["per-contact", "Per contact: one at a time, in order"],
-          ]}
-        />
+        <OrderingSelect value={p.values.ordering} error={e.ordering} />
         <button type="submit">Save filter and ordering</button>
       </PostForm>
-    </section>
+    </details>
   );
 }

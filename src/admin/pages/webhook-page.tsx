@@ -13,14 +13,16 @@ import { attemptsWithEvents, lastFailures, waitingDeliveries, type LastFailure }
 import { LastFailureText, StatusBadge, titleOf } from "./webhook-status.tsx";
 
 /**
- * A subscription's page (docs/webhooks.md §2, docs/admin.md §3): its health, the deliveries
- * waiting with their next try, its attempts newest first with the event each carried, and
- * its actions (test ping, disable or enable, rotate the secret, redeliver since a time,
- * edit, filter and ordering, delete: src/admin/pages/webhook-actions.tsx).
+ * A subscription's page (docs/webhooks.md §2, docs/admin.md §3): first its health and its
+ * actions (test ping, disable or enable, rotate the secret, delete, redeliver since a time:
+ * src/admin/pages/webhook-actions.tsx), then Edit and Filter and ordering, closed until
+ * opened or refused, then the deliveries waiting with their next try and its attempts,
+ * newest first in pages, with the event each carried.
  */
 
-const ATTEMPTS_PAGE = 50;
-const WAITING_SHOWN = 20;
+/** Attempts a page, and waiting deliveries shown (with their total): the forms above stay within reach on a phone (docs/admin.md §3). */
+const ATTEMPTS_PAGE = 20;
+const WAITING_SHOWN = 10;
 
 /** What an action adds to the page it answers with. */
 export interface PageExtras {
@@ -86,6 +88,7 @@ const Properties = ({ hook, names, failure }: { hook: Webhook; names: FilterName
   </dl>
 );
 
+/** The actions a subscription takes most (docs/admin.md §3), at the top of its page: Delete asks first. */
 const Actions = ({ c, hook, extras }: { c: Context<AdminEnv>; hook: Webhook; extras: PageExtras }) => {
   const token = c.var.session.csrfToken;
   const base = hookPath(c, hook);
@@ -108,35 +111,39 @@ const Actions = ({ c, hook, extras }: { c: Context<AdminEnv>; hook: Webhook; ext
             Rotate secret
           </button>
         </PostForm>
+        <PostForm action={`${base}/delete`} token={token} class="inline">
+          <button type="submit" class="danger">
+            Delete subscription
+          </button>
+        </PostForm>
       </div>
-      <h3 id="redeliver">Redeliver</h3>
-      <ErrorSummary errors={errors} ids={{ since: "f-since" }} />
-      <PostForm action={`${base}/redeliver`} token={token} label="Redeliver">
-        <Field
-          label="Since"
-          name="since"
-          type="datetime-local"
-          value={extras.redeliver?.since}
-          required
-          error={errors?.fields.since}
-          hint="UTC. The events of the last 30 days from this time on that the subscription takes are sent again (same event ids, new delivery ids)."
-        />
-        <button type="submit">Redeliver</button>
-      </PostForm>
+      <p class="hint">Disable, Rotate secret and Delete ask you to confirm first. Deleting drops its waiting deliveries.</p>
+      <details class="hook-more" id="redeliver" open={errors ? true : undefined}>
+        <summary>Redeliver events since a time</summary>
+        <ErrorSummary errors={errors} ids={{ since: "f-since" }} />
+        <PostForm action={`${base}/redeliver`} token={token} label="Redeliver">
+          <Field
+            label="Since"
+            name="since"
+            type="datetime-local"
+            value={extras.redeliver?.since}
+            required
+            error={errors?.fields.since}
+            hint="UTC. The events of the last 30 days from this time on that the subscription takes are sent again (same event ids, new delivery ids)."
+          />
+          <button type="submit">Redeliver</button>
+        </PostForm>
+      </details>
     </section>
   );
 };
 
-const DeleteCard = ({ c, hook }: { c: Context<AdminEnv>; hook: Webhook }) => (
-  <section class="card danger-zone" aria-labelledby="delete">
-    <h2 id="delete">Delete</h2>
-    <p class="hint">Nothing more is delivered to it; its waiting deliveries are dropped. You are asked to confirm.</p>
-    <PostForm action={`${hookPath(c, hook)}/delete`} token={c.var.session.csrfToken} class="inline">
-      <button type="submit" class="danger">
-        Delete subscription
-      </button>
-    </PostForm>
-  </section>
+/** URL, events and description; closed unless the form came back refused. */
+const EditSection = ({ c, hook, extras }: { c: Context<AdminEnv>; hook: Webhook; extras: PageExtras }) => (
+  <details class="card hook-more" id="edit" open={extras.edit ? true : undefined}>
+    <summary>Edit subscription</summary>
+    <HookForm c={c} action={`${hookPath(c, hook)}/edit`} values={extras.edit?.values ?? valuesOfHook(hook)} errors={extras.edit?.errors} button="Save changes" label="Edit subscription" />
+  </details>
 );
 
 /**
@@ -173,14 +180,10 @@ export async function subscriptionPage(c: Context<AdminEnv>, id: string, extras:
         <Properties hook={hook} names={names} failure={failures.get(hook.id)} />
         <Actions c={c} hook={hook} extras={extras} />
       </div>
+      <EditSection c={c} hook={hook} extras={extras} />
+      <FilterEditor c={c} action={`${base}/filter`} values={extras.filter?.values ?? valuesOf(hook, names)} custom={custom} errors={extras.filter?.errors} />
       <Waiting hook={hook} rows={waiting.rows} count={waiting.count} />
       <Attempts base={base} hook={hook} rows={page.data} cursor={cursor} next={page.pagination.nextCursor} />
-      <section class="card" aria-labelledby="edit">
-        <h2 id="edit">Edit</h2>
-        <HookForm c={c} action={`${base}/edit`} values={extras.edit?.values ?? valuesOfHook(hook)} errors={extras.edit?.errors} button="Save changes" label="Edit subscription" />
-      </section>
-      <FilterEditor c={c} action={`${base}/filter`} values={extras.filter?.values ?? valuesOf(hook, names)} custom={custom} errors={extras.filter?.errors} />
-      <DeleteCard c={c} hook={hook} />
     </Layout>,
     status,
   );

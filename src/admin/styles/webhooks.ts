@@ -17,7 +17,10 @@ fieldset.events .check input{flex:none}
 fieldset.events .choices{display:grid;gap:0 1rem;grid-template-columns:repeat(auto-fit,minmax(13rem,1fr))}
 .hook-top{display:grid;gap:0 1rem;grid-template-columns:minmax(0,1fr) minmax(0,1fr);align-items:start}
 .hook-top>*{min-width:0}
-.danger-zone{border-color:#b3261e}
+.hook-more>summary{font-weight:600}
+.hook-more[open]>summary{margin-bottom:.6rem}
+details.card.hook-more{padding:.75rem 1rem}
+.card .hook-more{border-top:1px solid #d0d5dd;padding-top:.6rem;margin-top:.6rem}
 table.hooks td:nth-child(2){min-width:10rem}
 @media (max-width:60rem){
   .hook-top{grid-template-columns:minmax(0,1fr)}
