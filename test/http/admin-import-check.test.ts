@@ -85,7 +85,7 @@ describe("a HubSpot export in the console: preview, check, start, rejected rows,
     const rows = tableRows(page.text, "Columns");
     expect(rows.map((r) => r[0])).toEqual(HEADER.split(","));
     expect(rows.slice(0, 12).map((r) => r[1])).toEqual([
-      "firstName", "lastName", "email", "phone", "phone", "businessName", "website", "address.line1", "address.city", "address.state", "address.zip", "address.country",
+      "firstName", "lastName", "email", "phone", "phone (second choice: where another column leaves it empty)", "businessName", "website", "address.line1", "address.city", "address.state", "address.zip", "address.country",
     ]);
     expect(rows[12]![1]).toStartWith("lifecycle-like: its values name the project's contact types");
     expect(rows[13]![1]).toStartWith("lifecycle-like");
@@ -98,7 +98,7 @@ describe("a HubSpot export in the console: preview, check, start, rejected rows,
     expect(pageText(page.text)).toContain("Of 6 rows, 2 would be created and 3 would be rejected; 1 blank row would be skipped.");
     expect(tableRows(page.text, "Rows that would be rejected")).toEqual([
       ["email must be a valid email address.", "email", "2", "2, 5"],
-      [expect.stringMatching(/^Lifecycle Stage "Evangelist" is not a contact type of the project \(its types: Lead, Customer/), "contactType", "1", "4"],
+      [expect.stringMatching(/^Lifecycle Stage "Evangelist" is not a contact type of the project \(its types: .*Customer/), "contactType", "1", "4"],
     ]);
     expect(page.text.indexOf('id="values"')).toBeLessThan(page.text.indexOf("Start import</button>"));
   });
@@ -126,7 +126,7 @@ describe("a HubSpot export in the console: preview, check, start, rejected rows,
     expect(dee).toMatchObject({ phone: "+44 20 7946 0001", contactType: { id: types.Lead }, address: { city: "London", country: "UK" } });
   });
 
-  test("the rejected rows download as a CSV: the header, each rejected row's own cells in order, and an error column", async () => {
+  test("the rejected rows download as a CSV: the header, each rejected row's own cells in order (formulas guarded), and an error column", async () => {
     const link = /href="([^"]+\/rejected\.csv)"/.exec(done.text)?.[1];
     expect(link).toBeDefined();
     const res = await admin.get(link!);
@@ -139,7 +139,8 @@ describe("a HubSpot export in the console: preview, check, start, rejected rows,
     expect(lines[0]).toBe(`${HEADER},error`);
     expect(lines[1]).toBe(`${ROWS[1]},email must be a valid email address.`);
     expect(lines[2]).toStartWith(`${ROWS[3]},"Lifecycle Stage ""Evangelist"" is not a contact type of the project (its types: `);
-    expect(lines[3]).toBe(`${ROWS[4]},email must be a valid email address.`);
+    // A cell a spreadsheet would take for a formula gets a ' (docs/security.md §8), which the import takes off again.
+    expect(lines[3]).toBe(`${ROWS[4]!.replace("+1 310", "'+1 310")},email must be a valid email address.`);
     expect(lines.slice(4)).toEqual([""]);
   });
 

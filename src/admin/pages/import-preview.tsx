@@ -42,7 +42,7 @@ const fieldOptions = (fields: CustomField[]): Array<[string, string]> => [
 ];
 
 const fieldLabel = (column: Column) =>
-  column.kind === "custom" ? `${column.field.title} (custom field)` : column.kind === "contactType" ? `${CONTACT_TYPE_FIELD} (by name)` : column.kind === "address" ? `address.${column.key}` : column.kind === "tags" ? "tags" : column.name;
+  column.kind === "custom" ? `${column.field.title} (custom field)` : column.kind === "contactType" ? `${CONTACT_TYPE_FIELD} (by name)` : column.kind === "address" ? `address.${column.key}` : column.kind === "tags" ? "tags" : column.kind === "fullName" ? "firstName and lastName (whole name, split at the first space)" : column.name;
 
 interface View {
   upload: UploadRow;
@@ -92,7 +92,18 @@ const chosenOf = (posted: Map<number, string>) => new Map([...posted].map(([i, v
 
 const FieldCell = ({ m, i, v, error }: { m: ColumnMatch; i: number; v: View; error?: string }) => {
   const choice = v.choosable.get(i);
-  if (!choice) return m.column ? <td>{fieldLabel(m.column)}</td> : <td class="none">skipped: {m.skipped ? SKIP_REASONS[m.skipped] : "set by the service"}</td>;
+  if (!choice) {
+    return m.column ? (
+      <td data-label="Field">
+        {fieldLabel(m.column)}
+        {m.fallback !== undefined ? " (second choice: where another column leaves it empty)" : ""}
+      </td>
+    ) : (
+      <td class="none" data-label="Field">
+        skipped: {m.skipped ? SKIP_REASONS[m.skipped] : "set by the service"}
+      </td>
+    );
+  }
   const id = `f-${choiceName(i)}`;
   const hint = choice.lifecycle
     ? "lifecycle-like: its values name the project's contact types"
@@ -100,7 +111,7 @@ const FieldCell = ({ m, i, v, error }: { m: ColumnMatch; i: number; v: View; err
       ? `unknown — closest: ${choice.closest}`
       : "unknown (the column has no name)";
   return (
-    <td class={error ? "field invalid" : "field"}>
+    <td class={error ? "field invalid" : "field"} data-label="Field">
       <p class="hint" id={`${id}-hint`}>
         {hint}
       </p>
@@ -135,10 +146,14 @@ const Columns = ({ v, errors }: { v: View; errors?: FormErrors }) => (
       <tbody>
         {v.plan!.matches.map((m, i) => (
           <tr>
-            <td class="mono">{m.header.trim() === "" ? <span class="none">(column {i + 1}, no name)</span> : m.header}</td>
+            <td class="mono wrap" data-label="Column">
+              {m.header.trim() === "" ? <span class="none">(column {i + 1}, no name)</span> : m.header}
+            </td>
             <FieldCell m={m} i={i} v={v} error={errors?.fields[choiceName(i)]} />
-            {v.preview.rows.map((row) => (
-              <td>{row[i] ?? ""}</td>
+            {v.preview.rows.map((row, r) => (
+              <td class="wrap" data-label={`Row ${r + 1}`}>
+                {row[i] ?? ""}
+              </td>
             ))}
           </tr>
         ))}

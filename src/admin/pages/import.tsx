@@ -27,8 +27,9 @@ const UploadForm = (p: { c: Context<AdminEnv>; errors?: FormErrors }) => {
           <label for="f-file">CSV file</label>
           <p class="hint" id="f-file-hint">
             The first row names the columns: contact fields (firstName, lastName, email, phone, businessName, website, notes, address.city, tags, …),
-            other CRMs' names for them (First Name, E-mail Address, Company, …) or custom fields by id or title. The next page shows the field of each
-            column before anything is imported. Each other row creates a contact with source “import”, under the project's quota; no contact.created
+            HubSpot's, Pipedrive's and Google Contacts' usual headers (First Name, Website URL, State/Region, Person - Email, Lifecycle Stage, …) or
+            custom fields by id or title. The next page shows the field of each
+            column and checks every row's values before anything is imported. Each other row creates a contact with source “import”, under the project's quota; no contact.created
             event is sent. At most 20 MiB.
           </p>
           {error ? (
@@ -63,18 +64,24 @@ const ImportList = (p: { c: Context<AdminEnv>; imports: ImportRow[] }) => {
         <tbody>
           {p.imports.map((row) => (
             <tr>
-              <td>
+              <td data-label="File" class="wrap">
                 <a href={`${projectPath(p.c.var.project, "import")}/${row.id}`}>{row.file_name}</a>
               </td>
-              <td>
+              <td data-label="Started">
                 <Time at={row.created_at} />
               </td>
-              <td>
+              <td data-label="Status">
                 <StatusBadge status={importStatus(row, now)} />
               </td>
-              <td class="num">{row.rows_read.toLocaleString("en")}</td>
-              <td class="num">{row.created.toLocaleString("en")}</td>
-              <td class="num">{row.skipped_count.toLocaleString("en")}</td>
+              <td class="num" data-label="Rows">
+                {row.rows_read.toLocaleString("en")}
+              </td>
+              <td class="num" data-label="Created">
+                {row.created.toLocaleString("en")}
+              </td>
+              <td class="num" data-label="Skipped">
+                {row.skipped_count.toLocaleString("en")}
+              </td>
             </tr>
           ))}
         </tbody>
