@@ -4,7 +4,8 @@
  * (test/helpers/console-seed.ts), then headless Chromium crawls the console from
  * /admin/projects, following every same-origin link under /admin (GET only; no sign-out, no
  * downloads), each kind of page (its address with ids replaced) once or twice. At both widths
- * each page answers 200, does not scroll sideways (neither the page nor anything inside it),
+ * each page answers 200, does not scroll sideways (neither the page nor anything inside it,
+ * its disclosures opened; nothing cut off either),
  * asks for nothing outside the server, breaks no CSP rule and logs or throws no error; at
  * 390 px the project's navigation takes at most two rows. The assertion lists every page
  * that fails, with why.
@@ -15,7 +16,7 @@ import { AdminClient, createAdminAccount } from "../helpers/admin.ts";
 import { launchBrowser, recordPage, type PageRecord } from "../helpers/browser.ts";
 import { seedConsole, type ConsoleSeed } from "../helpers/console-seed.ts";
 import { startServer, type ServerHandle } from "../helpers/server.ts";
-import { crawlConsole, linksOf, navRows, sidewaysScroll, signInPage } from "../helpers/console-pages.ts";
+import { crawlConsole, linksOf, navRows, openDisclosures, sidewaysScroll, signInPage } from "../helpers/console-pages.ts";
 
 let server: ServerHandle;
 let browser: Browser;
@@ -108,11 +109,12 @@ describe("every console page at 390 px and 1280 px", () => {
             try {
               const res = await v.page.goto(url, { waitUntil: "load" });
               if (res?.status() !== 200) problems.push(`answered ${res?.status()}`);
-              problems.push(...(await sidewaysScroll(v.page)));
               if (v.width === 390) {
                 const rows = await navRows(v.page);
                 if (rows > 2) problems.push(`the project's navigation takes ${rows} rows`);
               }
+              await openDisclosures(v.page);
+              problems.push(...(await sidewaysScroll(v.page)));
             } catch (error) {
               problems.push(`did not load: ${String(error).split("\n")[0]}`);
             }

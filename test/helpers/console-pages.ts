@@ -36,9 +36,10 @@ export async function signInPage(page: Page, origin: string, account: { email: s
 /**
  * Why the page scrolls sideways, if it does (empty: it does not). Counted: the document
  * wider than the window; any element that scrolls sideways itself (overflow-x auto or
- * scroll, content wider than its box by more than a pixel); the page's root or body hiding
- * what sticks out (overflow-x hidden or clip with wider content: cut, not scrollable, as
- * bad). Form controls are left out (a long value scrolls inside a text field by design).
+ * scroll, content wider than its box by more than a pixel); any element hiding what sticks
+ * out (overflow-x hidden or clip with wider content: cut, not scrollable, as bad; an
+ * ellipsis is meant). Form controls are left out (a long value scrolls inside a text field
+ * by design).
  */
 export async function sidewaysScroll(page: Page): Promise<string[]> {
   return page.evaluate(() => {
@@ -62,6 +63,14 @@ export async function sidewaysScroll(page: Page): Promise<string[]> {
       const style = getComputedStyle(e);
       if ((style.overflowX === "hidden" || style.overflowX === "clip") && e.scrollWidth > e.clientWidth + 1) out.push(`${e.tagName.toLowerCase()} hides ${e.scrollWidth - e.clientWidth} px sticking out on the right`);
     }
+    // Cut, not scrollable: an element hiding what sticks out (an ellipsis by design and visually-hidden text aside).
+    const cutting = Array.from(document.querySelectorAll("body *")).filter((e) => {
+      if (/^(INPUT|TEXTAREA|SELECT)$/.test(e.tagName)) return false;
+      const style = getComputedStyle(e);
+      if (!(style.overflowX === "hidden" || style.overflowX === "clip") || style.textOverflow === "ellipsis" || e.clientWidth <= 1) return false;
+      return e.scrollWidth > e.clientWidth + 1 && e.getBoundingClientRect().width > 0;
+    });
+    for (const e of cutting.slice(0, 4)) out.push(`${name(e)} cuts off what sticks out (${e.scrollWidth} px in ${e.clientWidth} px)`);
     const scrolling = Array.from(document.querySelectorAll("body *")).filter((e) => {
       if (/^(INPUT|TEXTAREA|SELECT)$/.test(e.tagName)) return false;
       const x = getComputedStyle(e).overflowX;
@@ -72,6 +81,9 @@ export async function sidewaysScroll(page: Page): Promise<string[]> {
     return out;
   });
 }
+
+/** Opens every disclosure of the page's main part (payloads, per-day figures, forms folded away), so what they hide is measured too. */
+export const openDisclosures = (page: Page) => page.evaluate(() => document.querySelectorAll("main details").forEach((d) => ((d as HTMLDetailsElement).open = true)));
 
 /** Rows the project's navigation takes: distinct top offsets of its visible links and menu (0: no project navigation). */
 export async function navRows(page: Page): Promise<number> {
