@@ -44,6 +44,8 @@ export interface Database {
     type: string;
     options: string | null;
     is_unique: Generated<number>;
+    /** Set when archived in the console (docs/admin.md §3). */
+    archived_at: string | null;
     created_at: string;
   };
   tags: { id: string; project_id: string; name: string; name_key: string; created_at: string };

@@ -1,6 +1,7 @@
 /** The console's base styles (docs/admin.md §2): system fonts, AA contrast, visible focus, one column under 40 rem. */
 export const BASE_CSS = `
 *,*::before,*::after{box-sizing:border-box}
+[hidden]{display:none!important}
 html{-webkit-text-size-adjust:100%}
 body{margin:0;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;color:#1b1f24;background:#f6f7f9}
 a{color:#0b57d0}

@@ -9,6 +9,7 @@ import pg0005 from "../../../db/postgres/0005_sync_in.sql" with { type: "text" }
 import pg0006 from "../../../db/postgres/0006_change_log.sql" with { type: "text" };
 import pg0007 from "../../../db/postgres/0007_duplicates_and_merges.sql" with { type: "text" };
 import pg0008 from "../../../db/postgres/0008_import_rejected_rows.sql" with { type: "text" };
+import pg0009 from "../../../db/postgres/0009_console_indexes.sql" with { type: "text" };
 import type { Migration } from "../migrations.ts";
 
 /**
@@ -25,4 +26,5 @@ export const postgresMigrations: readonly Migration[] = [
   { name: "0006_change_log", sql: pg0006 },
   { name: "0007_duplicates_and_merges", sql: pg0007 },
   { name: "0008_import_rejected_rows", sql: pg0008 },
+  { name: "0009_console_indexes", sql: pg0009 },
 ];

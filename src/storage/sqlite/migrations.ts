@@ -13,6 +13,7 @@ import m0009 from "../../../db/0009_sync_in.sql" with { type: "text" };
 import m0010 from "../../../db/0010_change_log.sql" with { type: "text" };
 import m0011 from "../../../db/0011_duplicates_and_merges.sql" with { type: "text" };
 import m0012 from "../../../db/0012_import_rejected_rows.sql" with { type: "text" };
+import m0013 from "../../../db/0013_console_indexes.sql" with { type: "text" };
 
 import type { Migration } from "../migrations.ts";
 
@@ -31,4 +32,5 @@ export const migrations: readonly Migration[] = [
   { name: "0010_change_log", sql: m0010 },
   { name: "0011_duplicates_and_merges", sql: m0011 },
   { name: "0012_import_rejected_rows", sql: m0012 },
+  { name: "0013_console_indexes", sql: m0013 },
 ];
