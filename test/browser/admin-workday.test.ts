@@ -227,6 +227,7 @@ describe("an operator's day in the console (Chromium, 1280 px)", () => {
     expect(text).toContain("500");
 
     const newUrl = `${seed.receivers[1]!.url}?moved=1`;
+    await page.locator("summary", { hasText: /^Edit subscription$/ }).click(); // folded away under the summary and the actions
     const edit = page.getByRole("form", { name: "Edit subscription" });
     await edit.getByLabel("URL", { exact: true }).fill(newUrl);
     await button("Save changes", edit).click();
