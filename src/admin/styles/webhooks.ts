@@ -18,6 +18,8 @@ fieldset.events .choices{display:grid;gap:0 1rem;grid-template-columns:repeat(au
 .hook-top{display:grid;gap:0 1rem;grid-template-columns:minmax(0,1fr) minmax(0,1fr);align-items:start}
 .hook-top>*{min-width:0}
 .hook-more>summary{font-weight:600}
+/* Closed, the forms take no room at all (Chromium lays out a closed details' content otherwise). */
+.hook-more:not([open])>:not(summary){display:none}
 .hook-more[open]>summary{margin-bottom:.6rem}
 details.card.hook-more{padding:.75rem 1rem}
 .card .hook-more{border-top:1px solid #d0d5dd;padding-top:.6rem;margin-top:.6rem}
@@ -27,6 +29,8 @@ table.hooks td:nth-child(2){min-width:10rem}
 }
 @media (max-width:40rem){
   table.hooks td:nth-child(2){min-width:0}
+  /* The summary's names beside their values, as in the cards below: half the height. */
+  .hook-top dl.props{grid-template-columns:minmax(0,7.25rem) minmax(0,1fr);gap:.35rem .75rem}
   /* Cards with the column's name beside its value, not above it: half the height (docs/admin.md §2). */
   .table table.paired td[data-label]{display:flow-root;padding-left:8.25rem}
   .table table.paired td[data-label]::before{float:left;width:7.25rem;margin-left:-7.5rem;font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;font-size:.85rem;line-height:1.5rem}
