@@ -4,11 +4,13 @@
  * the API. Removals ask for a confirmation first (the first POST changes nothing); a
  * record something refers to is refused with the reason. Tag merges and deletions change
  * their contacts as the API's PATCH does: change records by the admin, contact.updated
- * events. One server for the file, a fresh project per test.
+ * events. Archiving a custom field asks first and only stops the console offering it; the
+ * API is unchanged. One server for the file, a fresh project per test.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { AdminClient, pageText, signedInAdmin } from "../helpers/admin.ts";
 import { startServer, type ProjectInfo, type ServerHandle } from "../helpers/server.ts";
+import { FieldChoices } from "../../src/admin/pages/form-fields.tsx";
 
 let srv: ServerHandle;
 let admin: AdminClient;
@@ -164,6 +166,75 @@ describe("custom fields", () => {
     });
     expect(done.status).toBe(303);
     expect(await byName(p, "custom-fields", "Unused")).toBeUndefined();
+  });
+});
+
+describe("archiving a custom field", () => {
+  const contacts = (p: ProjectInfo, path = "") => `/admin/projects/${p.id}/contacts${path}`;
+  const offers = (html: string, id: string) => html.includes(`name="customFields.${id}"`);
+
+  test("Archive asks first; then the list marks the field Archived and the contact form stops offering it, while the API still lists, returns and accepts it", async () => {
+    const p = await project();
+    const tier = await srv.cli(["custom-field", "create", "--project", p.id, "--title", "Tier", "--type", "select", "--options", "gold,silver", "--json"]);
+    const ada = await created(p, { firstName: "Ada", customFields: { [tier.id]: "gold" } });
+    expect(offers((await admin.get(contacts(p, "/new"))).text, tier.id)).toBe(true);
+    const page = await admin.get(ref(p, `/custom-fields/${tier.id}`));
+    expect(page.text).toContain(">Archive field<");
+
+    const ask = await admin.post(ref(p, `/custom-fields/${tier.id}/archive`), {});
+    expect(pageText(ask.text)).toContain("It stays on contacts that have a value and in the API; the console's contact form and new web forms stop offering it.");
+    const done = await confirmTwice(ref(p, `/custom-fields/${tier.id}/archive`), {}, async () => {
+      expect((await admin.get(ref(p))).text).not.toContain(">Archived<");
+      expect(offers((await admin.get(contacts(p, "/new"))).text, tier.id)).toBe(true);
+    });
+    expect(done.status).toBe(303);
+    const listed = await admin.get(done.location!);
+    expect(listed.text).toContain("Custom field archived");
+    expect(pageText(listed.text)).toMatch(/Tier\s*Archived/);
+    expect(listed.text).toContain(">Archived<");
+    const archivedPage = await admin.get(ref(p, `/custom-fields/${tier.id}`));
+    expect(archivedPage.text).toContain(">Restore field<");
+    expect(archivedPage.text).not.toContain(">Archive field<");
+
+    // The console's contact form: neither New nor Edit offers it; an edit keeps the contact's value.
+    expect(offers((await admin.get(contacts(p, "/new"))).text, tier.id)).toBe(false);
+    expect(offers((await admin.get(contacts(p, `/${ada.contactId}/edit`))).text, tier.id)).toBe(false);
+    const edited = await admin.post(contacts(p, `/${ada.contactId}/edit`), { firstName: "Ada", lastName: "Lovelace", contactTypeId: ada.contactType.id, subscribed: ada.subscribed ? "on" : "" });
+    expect(edited.status).toBe(303);
+    expect((await admin.get(contacts(p, `/${ada.contactId}`))).text).toContain("Tier");
+
+    // The API is unchanged.
+    const got = (await api(p, "GET", `/contacts/${ada.contactId}`)).json;
+    expect(got.lastName).toBe("Lovelace");
+    expect(got.customFields[tier.id]).toBe("gold");
+    expect(await byName(p, "custom-fields", "Tier")).toMatchObject({ id: tier.id, options: ["gold", "silver"] });
+    expect(Object.keys(await byName(p, "custom-fields", "Tier"))).not.toContain("archivedAt");
+    const patched = await api(p, "PATCH", `/contacts/${ada.contactId}`, { body: { customFields: { [tier.id]: "silver" } } });
+    expect(patched.status).toBe(200);
+    expect(patched.json.customFields[tier.id]).toBe("silver");
+
+    // Restore: no confirmation, offered again.
+    const restored = await admin.post(ref(p, `/custom-fields/${tier.id}/restore`), {});
+    expect(restored.status).toBe(303);
+    const after = await admin.get(restored.location!);
+    expect(after.text).toContain("Custom field restored");
+    expect(after.text).not.toContain(">Archived<");
+    expect(offers((await admin.get(contacts(p, "/new"))).text, tier.id)).toBe(true);
+    expect(offers((await admin.get(contacts(p, `/${ada.contactId}/edit`))).text, tier.id)).toBe(true);
+  });
+
+  test("the form builder offers an archived field only to a form that already asks for it", () => {
+    const custom = [
+      { id: "cf_live", title: "Live", type: "text", options: null },
+      { id: "cf_old", title: "Old", type: "text", options: null },
+    ];
+    const archived = new Set(["cf_old"]);
+    const fresh = String(FieldChoices({ custom, checked: [], archived }));
+    expect(fresh).toContain('value="cf_live"');
+    expect(fresh).not.toContain('value="cf_old"');
+    const asking = String(FieldChoices({ custom, checked: ["email", "cf_old"], archived }));
+    expect(asking).toContain('value="cf_old"');
+    expect(asking).toContain("Old (archived)");
   });
 });
 

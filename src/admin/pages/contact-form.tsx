@@ -3,10 +3,12 @@ import { ADDRESS_KEYS } from "../../contacts/schemas.ts";
 import { createContact, loadContact, patchContact, requireContactNumber } from "../../contacts/service.ts";
 import type { CustomField } from "../../reference/custom-fields.ts";
 import { isoNow } from "../../lib/time.ts";
+import { archivedFieldIds } from "../../reference/archive.ts";
+import type { Db } from "../../storage/schema.ts";
 import { formErrors, write } from "../actions.ts";
 import type { AdminEnv } from "../env.ts";
 import { Checkbox, ErrorSummary, Field, Layout, PostForm, Select, TextArea, type FormErrors } from "../ui.tsx";
-import { contactPath, contactsPath, displayName, idOf, loadReference, writable, type Reference } from "./contact-common.ts";
+import { contactPath, contactsPath, displayName, idOf, loadReference as loadAll, writable, type Reference } from "./contact-common.ts";
 import { createInput, patchInput, readValues, TEXT_FIELDS, valuesOf, type Values } from "./contact-input.ts";
 
 /** Creating and editing a contact by hand (docs/admin.md §3): source `manual`, contact.created / contact.updated. */
@@ -20,6 +22,15 @@ const ADDRESS_LABELS: Record<(typeof ADDRESS_KEYS)[number], string> = {
   zip: "Postal code",
   country: "Country",
 };
+
+/**
+ * The reference data the form offers: an archived custom field is left out (docs/admin.md
+ * §3), so the form neither shows it nor sends it; a contact's value of it stays as it is.
+ */
+async function loadReference(db: Db, projectId: string): Promise<Reference> {
+  const [reference, archived] = await Promise.all([loadAll(db, projectId), archivedFieldIds(db, projectId)]);
+  return { ...reference, customFields: reference.customFields.filter((f) => !archived.has(f.id)) };
+}
 
 const text = (v: Values[string] | undefined) => (Array.isArray(v) ? (v[0] ?? "") : (v ?? ""));
 

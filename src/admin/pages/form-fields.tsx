@@ -24,8 +24,14 @@ export function errorsOf(error: FormFieldsError): FormErrors {
   return errors;
 }
 
-export const FieldChoices = (p: { custom: CustomField[]; checked: string[]; error?: string }) => {
-  const writable = p.custom.filter((f) => !READ_ONLY_TYPES.includes(f.type));
+/**
+ * The fields a form can ask for. An archived custom field (`archived`, its ids; docs/admin.md
+ * §3) is offered only to a form that already asks for it, marked "(archived)": that form
+ * keeps it unless it is unticked, and no other form can take it on.
+ */
+export const FieldChoices = (p: { custom: CustomField[]; checked: string[]; error?: string; archived?: ReadonlySet<string> }) => {
+  const archived = (f: CustomField) => p.archived?.has(f.id) === true;
+  const writable = p.custom.filter((f) => !READ_ONLY_TYPES.includes(f.type) && (!archived(f) || p.checked.includes(f.id)));
   return (
     <fieldset class={p.error ? "invalid" : undefined} aria-describedby={p.error ? "f-fields-hint f-fields-error" : "f-fields-hint"}>
       <legend>Fields</legend>
@@ -42,7 +48,7 @@ export const FieldChoices = (p: { custom: CustomField[]; checked: string[]; erro
       ))}
       {writable.length > 0 ? <p class="group-label">Custom fields</p> : null}
       {writable.map((f) => (
-        <Checkbox label={f.title} name="fields" value={f.id} id={checkboxId(f.id)} checked={p.checked.includes(f.id)} />
+        <Checkbox label={archived(f) ? `${f.title} (archived)` : f.title} name="fields" value={f.id} id={checkboxId(f.id)} checked={p.checked.includes(f.id)} />
       ))}
     </fieldset>
   );

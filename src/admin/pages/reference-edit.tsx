@@ -1,19 +1,22 @@
 import { Hono, type Context } from "hono";
 import { notFound } from "../../errors.ts";
+import { isoNow } from "../../lib/time.ts";
+import { setCustomFieldArchived } from "../../reference/archive.ts";
 import { TYPES_WITH_OPTIONS } from "../../reference/custom-fields.ts";
 import { editContactType, editCustomField, editInteractionType, removeContactType, removeCustomField, removeInteractionType } from "../../reference/edit.ts";
 import { CATEGORIES } from "../../reference/schemas.ts";
 import { askToConfirm, confirmed } from "../confirm.tsx";
 import type { AdminEnv } from "../env.ts";
 import { field } from "../security.ts";
-import { Checkbox, Field, Select, type FormErrors } from "../ui.tsx";
+import { Checkbox, Field, PostForm, Select, Time, type FormErrors } from "../ui.tsx";
 import { attempt, listPath, RecordPage } from "./reference-record.tsx";
 import { KINDS, recordPath } from "./reference-sections.tsx";
 
 /**
  * Editing and deleting contact types, interaction types and custom fields (docs/admin.md §3)
  * under the rules of src/reference/edit.ts. Delete asks for a confirmation first; a record
- * something refers to is refused with the reason, on its page. Tags: reference-tags.tsx.
+ * something refers to is refused with the reason, on its page. A custom field can also be
+ * archived (asks first) and restored (src/reference/archive.ts). Tags: reference-tags.tsx.
  */
 export const referenceEditPages = new Hono<AdminEnv>();
 
@@ -146,10 +149,51 @@ const CustomFieldPage = (p: { c: Context<AdminEnv>; row: CustomFieldRow; values?
       <dd>{p.row.type} (fixed once created)</dd>
       <dt>Unique</dt>
       <dd>{p.row.is_unique === 1 ? "Unique" : "No"}</dd>
+      <dt>Status</dt>
+      <dd>
+        {p.row.archived_at ? (
+          <>
+            <span class="badge off">Archived</span> since <Time at={p.row.archived_at} />
+          </>
+        ) : (
+          "Offered in the console's forms"
+        )}
+      </dd>
     </dl>
   );
   const remove = { says: "Only a field no contact holds a value of (the trash included), and no form or webhook filter names, can be deleted.", button: "Delete custom field" };
-  return <RecordPage c={p.c} kind="custom-field" name={p.row.title} ids={{ title: "edit-title", options: "edit-options" }} errors={p.errors} edit={edit} remove={remove} facts={facts} />;
+  return (
+    <RecordPage
+      c={p.c}
+      kind="custom-field"
+      name={p.row.title}
+      ids={{ title: "edit-title", options: "edit-options" }}
+      errors={p.errors}
+      edit={edit}
+      more={<ArchiveSection c={p.c} row={p.row} />}
+      remove={remove}
+      facts={facts}
+    />
+  );
+};
+
+const ARCHIVE_SAYS = "It stays on contacts that have a value and in the API; the console's contact form and new web forms stop offering it.";
+
+/** Archive (asks first) or, for an archived field, Restore (docs/admin.md §3). */
+const ArchiveSection = (p: { c: Context<AdminEnv>; row: CustomFieldRow }) => {
+  const path = recordPath(p.c, "custom-field", p.row.id);
+  const archived = p.row.archived_at !== null;
+  return (
+    <section class="card" aria-labelledby="archive-record">
+      <h2 id="archive-record">{archived ? "Archived" : "Archive"}</h2>
+      <p class="hint">{archived ? "Restore it to offer it again in the console's contact form and for new web forms." : ARCHIVE_SAYS}</p>
+      <PostForm action={`${path}/${archived ? "restore" : "archive"}`} token={p.c.var.session.csrfToken} label={archived ? "Restore custom field" : "Archive custom field"}>
+        <button type="submit" class={archived ? undefined : "secondary"}>
+          {archived ? "Restore field" : "Archive field"}
+        </button>
+      </PostForm>
+    </section>
+  );
 };
 
 referenceEditPages.get("/custom-fields/:id", async (c) => c.html(<CustomFieldPage c={c} row={await customField(c)} />));
@@ -176,4 +220,29 @@ referenceEditPages.post("/custom-fields/:id/delete", async (c) => {
   const errors = await attempt(c, {}, (trx) => removeCustomField(trx, c.var.project.id, row.id));
   if (errors) return c.html(<CustomFieldPage c={c} row={row} errors={errors} />, 409);
   return c.redirect(listPath(c, "custom-field", "deleted"), 303);
+});
+
+referenceEditPages.post("/custom-fields/:id/archive", async (c) => {
+  const row = await customField(c);
+  if (row.archived_at !== null) return c.redirect(recordPath(c, "custom-field", row.id), 303);
+  if (!confirmed(c)) {
+    return askToConfirm(c, {
+      title: `Archive the custom field "${row.title}"?`,
+      consequence: <p>{ARCHIVE_SAYS} A form that already asks for it keeps taking it. Restore offers it again.</p>,
+      button: "Archive field",
+      back: recordPath(c, "custom-field", row.id),
+      section: "reference",
+    });
+  }
+  const errors = await attempt(c, {}, (trx) => setCustomFieldArchived(trx, c.var.project.id, row.id, isoNow(c.var.deps.clock)));
+  if (errors) return c.html(<CustomFieldPage c={c} row={row} errors={errors} />, 409);
+  return c.redirect(listPath(c, "custom-field", "archived"), 303);
+});
+
+/** Restore needs no confirmation: it only offers the field again. */
+referenceEditPages.post("/custom-fields/:id/restore", async (c) => {
+  const row = await customField(c);
+  const errors = await attempt(c, {}, (trx) => setCustomFieldArchived(trx, c.var.project.id, row.id, null));
+  if (errors) return c.html(<CustomFieldPage c={c} row={row} errors={errors} />, 409);
+  return c.redirect(listPath(c, "custom-field", "restored"), 303);
 });

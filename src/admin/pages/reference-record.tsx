@@ -21,6 +21,8 @@ export const DONE_EDITS: Record<string, string> = {
   "interaction-type-deleted": "Interaction type deleted.",
   "custom-field-saved": "Custom field saved.",
   "custom-field-deleted": "Custom field deleted.",
+  "custom-field-archived": "Custom field archived: the console's contact form and new web forms no longer offer it.",
+  "custom-field-restored": "Custom field restored: the console offers it again.",
   "tag-saved": "Tag renamed.",
   "tag-deleted": "Tag deleted: no contact has it any more.",
   "tag-merged": "Tags merged: their contacts have the tag merged into.",
@@ -66,7 +68,7 @@ interface RecordPageProps {
 
 export const RecordPage = (p: RecordPageProps) => {
   const { c, kind } = p;
-  const path = c.req.path.replace(/\/(delete|merge)$/, "");
+  const path = c.req.path.replace(/\/(delete|merge|archive|restore)$/, "");
   const what = KINDS[kind].heading.replace(/s$/, "");
   return (
     <Layout title={`${what} ${p.name}`} session={c.var.session} project={c.var.project} section="reference">

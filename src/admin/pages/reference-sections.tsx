@@ -134,7 +134,17 @@ export const CustomFields = (p: { c: Context<AdminEnv>; rows: ReferenceData["cus
       <tbody>
         {p.rows.slice(0, SHOWN).map((r) => (
           <tr>
-            <td data-label="Title">{r.title}</td>
+            <td data-label="Title">
+              {r.title}
+              {r.archived_at ? (
+                <>
+                  {" "}
+                  <span class="badge off" title="Not offered by the console's contact form or for new web forms; the API still has it">
+                    Archived
+                  </span>
+                </>
+              ) : null}
+            </td>
             <td data-label="Type">{r.type}</td>
             <td data-label="Options">{r.options ? (JSON.parse(r.options) as string[]).join(", ") : <span class="none">—</span>}</td>
             <td data-label="Writable">{READ_ONLY_TYPES.includes(r.type) ? "No (read-only)" : "Yes"}</td>
