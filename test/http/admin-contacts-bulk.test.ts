@@ -147,6 +147,11 @@ describe("deleting", () => {
     expect(ask.text).toContain(`<li>Ada (${ids.twin})</li>`);
     expect(ask.text).toContain(`<li>Alan Turing (${ids.alan})</li>`);
     expect(ask.text).toContain(">Delete contacts</button>");
+    // The names wrap on a phone; the list never scrolls, sideways or down (decisions §22).
+    const css = await (await fetch(`${srv.origin}${unescape(/href="(\/admin\/assets\/admin\.css[^"]*)"/.exec(ask.text)![1]!)}`)).text();
+    const names = [...css.matchAll(/(?:^|\})\s*[^{}]*ul\.names[^{}]*\{([^}]*)\}/g)].map((m) => m[1]).join(";");
+    expect(names).toContain("overflow-wrap:anywhere");
+    expect(names).not.toMatch(/overflow(-x|-y)?:(auto|scroll)|max-height/);
     expect(ask.text).toContain(`href="${list}?sort=name" class="button secondary">Cancel</a>`);
     for (const id of Object.values(ids)) expect((await p.api("GET", `/contacts/${id}`)).status).toBe(200);
     expect(await eventsOf(p, "contact.deleted")).toHaveLength(0);

@@ -396,6 +396,54 @@ describe("the contacts list", () => {
     expect(errorAt(type, "f-contactTypeId")).toBe("contactTypeId is not a contact type of this project.");
   });
 
+  test("on a phone's first screen: Search and Sort by shown, the other filters folded under More filters, open while one is set", async () => {
+    const folded = (page: AdminPage) => /<details class="more-filters"( open="")?><summary>More filters<\/summary>([\s\S]*?)<\/details>/.exec(page.text);
+    const plain = folded(await admin.get(list));
+    expect(plain).not.toBeNull();
+    expect(plain![1]).toBeUndefined(); // closed
+    for (const label of ["Contact type", "Category", "Tag"]) expect(plain![2]).toContain(`>${label}</label>`);
+    for (const label of ["Search", "Sort by"]) expect(plain![2]).not.toContain(`>${label}</label>`);
+    expect(folded(await admin.get(`${list}?search=&contactTypeId=&contactTypeCategory=&tag=`))![1]).toBeUndefined(); // blank is no filter
+    for (const set of ["tag=apollo", "contactTypeCategory=Lead"]) expect(folded(await admin.get(`${list}?${set}`))![1], set).toBe(' open=""');
+  });
+
+  test("an empty cell shows a dash, so a phone's card never shows a bare label", async () => {
+    const page = await admin.get(`${list}?search=katherine`);
+    const row = /<tr>(?:(?!<\/tr>)[\s\S])*Katherine Johnson[\s\S]*?<\/tr>/.exec(page.text)![0];
+    for (const label of ["Email", "Phone"]) expect(row).toMatch(new RegExp(`data-label="${label}"[^>]*><span class="none">—</span></td>`));
+    expect(row).toMatch(/data-label="Tags"[^>]*>apollo, nasa<\/td>/);
+  });
+
+  test("an email wraps only after its @ and dots, never mid-word beside a wide Tags column; under 40rem anywhere", async () => {
+    const page = await admin.get(`${list}?search=margaret`);
+    expect(page.text).toContain('<td data-label="Email" class="email">mh@<wbr/>example.<wbr/>com</td>');
+    const css = await (await fetch(`${srv.origin}${unescape(/href="(\/admin\/assets\/admin\.css[^"]*)"/.exec(page.text)![1]!)}`)).text();
+    expect(css).toContain(".table td.email{overflow-wrap:break-word}");
+    expect(css).toMatch(/@media \(max-width:40rem\)\{[\s\S]*\.table td,\.table tbody th\{[^}]*overflow-wrap:anywhere/);
+  });
+
+  test("Merge with other contacts requires an id; sent empty it stays on a page asking for one, 422; typed ids go to the comparison", async () => {
+    const contact = await admin.get(`${list}/${made.margaret}`);
+    const form = /<form method="get" action="([^"]*)" aria-label="Merge with other contacts">([\s\S]*?)<\/form>/.exec(contact.text)!;
+    expect(form[1]).toBe(`${list}/${made.margaret}/merge-with`);
+    expect(form[2]).toMatch(/<input id="f-merge-ids" name="ids" type="text" value="" required=""/);
+    for (const ids of ["", "  ", made.margaret!, "nonsense"]) {
+      const empty = await admin.get(`${form[1]}?ids=${encodeURIComponent(ids!)}`);
+      expect(empty.status, ids).toBe(422);
+      expect(empty.text).toContain(`<h1>Merge ${made.margaret} with other contacts</h1>`);
+      expect(errorAt(empty, "f-merge-ids")).toStartWith("Name at least one other contact to merge with");
+      expect(empty.text).toContain('aria-label="Merge with other contacts"');
+    }
+    const sent = await admin.get(`${form[1]}?ids=${encodeURIComponent(` ${made.katherine!.toLowerCase()}, ${made.dorothy}`)}`);
+    expect(sent.status).toBe(303);
+    const to = new URL(sent.location!, srv.origin);
+    expect(to.pathname).toBe(`/admin/projects/${q.id}/duplicates/compare`);
+    expect(to.searchParams.get("ids")).toBe([made.margaret, made.katherine, made.dorothy].join(","));
+    expect(to.searchParams.get("survivor")).toBe(made.margaret);
+    expect((await admin.get(sent.location!)).status).toBe(200);
+    expect((await admin.get(`${list}/nope/merge-with?ids=CR-1`)).status).toBe(404);
+  });
+
   test("a contact of another project is not found here", async () => {
     expect((await admin.get(`${list}/${made.margaret}`)).status).toBe(200);
     const elsewhere = (await p.api("POST", "/contacts", { body: { firstName: "Elsewhere" } })).json.contactId;

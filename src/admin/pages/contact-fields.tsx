@@ -1,8 +1,8 @@
 import type { Context } from "hono";
 import { ADDRESS_KEYS } from "../../contacts/schemas.ts";
 import type { AdminEnv } from "../env.ts";
-import { Field, projectPath, Time } from "../ui.tsx";
-import { contactsPath, shownValue } from "./contact-common.ts";
+import { Field, Time } from "../ui.tsx";
+import { contactPath, contactsPath, shownValue } from "./contact-common.ts";
 import type { ShownContact } from "./contact-trash.tsx";
 import { comparePath } from "./merge-choices.ts";
 
@@ -97,16 +97,32 @@ export const ContactFields = ({ c, contact, customTitles, duplicates, trashed }:
       {trashed ? null : (
         <details class="card merge-with" id="merge-with">
           <summary>Merge with other contacts</summary>
-          {/* A GET form to the comparison (src/admin/pages/merge-confirm.tsx): nothing merges before "Confirm merge". */}
-          <form method="get" action={`${projectPath(c.var.project, "duplicates")}/compare`} aria-label="Merge with other contacts">
-            <input type="hidden" name="survivor" value={contact.contactId} />
-            <Field label="Contact ids" name="ids" id="f-merge-ids" value={duplicates.join(", ")} hint="Separated by commas, such as CR-12, CR-40; this contact is kept unless you choose another." autocomplete="off" />
-            <button type="submit" class="secondary">
-              Compare
-            </button>
-          </form>
+          <MergeWithForm c={c} contactId={contact.contactId} ids={duplicates.join(", ")} />
         </details>
       )}
     </>
   );
 };
+
+/**
+ * "Merge with other contacts": a GET form to src/admin/pages/contact-merge-with.tsx, which
+ * sends typed ids on to the comparison and asks again when none was typed. Nothing merges
+ * before "Confirm merge".
+ */
+export const MergeWithForm = ({ c, contactId, ids, error }: { c: Context<AdminEnv>; contactId: string; ids: string; error?: string }) => (
+  <form method="get" action={`${contactPath(c, contactId)}/merge-with`} aria-label="Merge with other contacts">
+    <Field
+      label="Contact ids"
+      name="ids"
+      id="f-merge-ids"
+      value={ids}
+      required
+      error={error}
+      hint="Separated by commas, such as CR-12, CR-40; this contact is kept unless you choose another."
+      autocomplete="off"
+    />
+    <button type="submit" class="secondary">
+      Compare
+    </button>
+  </form>
+);

@@ -20,6 +20,9 @@ export const FIELD_IDS = {
   contactIds: "bulk-actions",
 };
 
+/** The filters folded under "More filters" (Search and Sort by stay in view). */
+const MORE_FILTERS = ["contactTypeId", "contactTypeCategory", "tag"];
+
 /** The name of the per-row boxes; the "select all" box ticks every box of this name in its form. */
 export const SELECTED = "contactIds";
 
@@ -74,23 +77,29 @@ export const ContactsPage: FC<ListProps> = ({ c, reference, tagNames, query, cur
       <form method="get" action={base} class="card" role="search" aria-label="Contact filters">
         <div class="row">
           <Field label="Search" name="search" type="search" value={get("search")[0]} hint="The start of a name, an email or a contact id." error={errors?.fields.search} />
-          <Select
-            label="Contact type"
-            name="contactTypeId"
-            value={get("contactTypeId")[0]}
-            error={errors?.fields.contactTypeId}
-            options={[["", "Any"], ...reference.types.map((t): [string, string] => [t.id, t.name])]}
-          />
-          <Select
-            label="Category"
-            name="contactTypeCategory"
-            value={get("contactTypeCategory")[0]}
-            error={errors?.fields.contactTypeCategory}
-            options={[["", "Any"], ...CATEGORIES.map((k): [string, string] => [k, k])]}
-          />
-          <Field label="Tag" name="tag" value={get("tag").join(", ")} hint="Separated by commas; every tag must match." error={errors?.fields.tag} />
           <Select label="Sort by" name="sort" value={sort} error={errors?.fields.sort} options={CONSOLE_SORTS.map((s): [string, string] => [s, SORT_LABELS[s]])} />
         </div>
+        {/* Folded so a phone's first screen shows the contacts; open while one of them is set or refused. */}
+        <details class="more-filters" open={MORE_FILTERS.some((k) => get(k).some((v) => v !== "") || !!errors?.fields[k])}>
+          <summary>More filters</summary>
+          <div class="row">
+            <Select
+              label="Contact type"
+              name="contactTypeId"
+              value={get("contactTypeId")[0]}
+              error={errors?.fields.contactTypeId}
+              options={[["", "Any"], ...reference.types.map((t): [string, string] => [t.id, t.name])]}
+            />
+            <Select
+              label="Category"
+              name="contactTypeCategory"
+              value={get("contactTypeCategory")[0]}
+              error={errors?.fields.contactTypeCategory}
+              options={[["", "Any"], ...CATEGORIES.map((k): [string, string] => [k, k])]}
+            />
+            <Field label="Tag" name="tag" value={get("tag").join(", ")} hint="Separated by commas; every tag must match." error={errors?.fields.tag} />
+          </div>
+        </details>
         {CARRIED.flatMap((name) => get(name).map((v) => <input type="hidden" name={name} value={v} />))}
         <div class="actions">
           <button type="submit">Search</button>
@@ -197,15 +206,15 @@ const ContactsTable: FC<{ c: Context<AdminEnv>; page: ConsoleListPage; sort: Con
                 <td data-label="Contact id" class="mono nowrap">
                   {contact.contactId}
                 </td>
-                <td data-label="Email" class="wrap">
-                  {contact.email ?? ""}
+                <td data-label="Email" class="email">
+                  {contact.email ? <BreakableEmail email={contact.email} /> : <None />}
                 </td>
                 <td data-label="Phone" class="nowrap">
-                  {contact.phone ?? ""}
+                  {contact.phone ?? <None />}
                 </td>
-                <td data-label="Type">{contact.contactType?.name ?? ""}</td>
+                <td data-label="Type">{contact.contactType?.name ?? <None />}</td>
                 <td data-label="Tags" class="wrap">
-                  {contact.tags.map((t) => t.name).join(", ")}
+                  {contact.tags.length ? contact.tags.map((t) => t.name).join(", ") : <None />}
                 </td>
                 <td data-label={byCreation ? "Created" : "Updated"}>
                   <Time at={byCreation ? contact.createdAt : contact.updatedAt} />
@@ -218,3 +227,18 @@ const ContactsTable: FC<{ c: Context<AdminEnv>; page: ConsoleListPage; sort: Con
     </TableWrap>
   );
 };
+
+/** An empty cell, so a phone's card never shows a bare label. */
+const None = () => <span class="none">—</span>;
+
+/** An email that wraps only after its "@" and dots, never mid-word where the row has room (decisions §22). */
+const BreakableEmail = ({ email }: { email: string }) => (
+  <>
+    {email.split(/(?<=[@.])/).map((part, i) => (
+      <>
+        {i > 0 ? <wbr /> : null}
+        {part}
+      </>
+    ))}
+  </>
+);

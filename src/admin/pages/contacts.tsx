@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import type { AdminEnv } from "../env.ts";
 import { contactBulkPages } from "./contacts-bulk.tsx";
 import { contactFormPages } from "./contact-form.tsx";
+import { contactMergeWithPages } from "./contact-merge-with.tsx";
 import { contactPagePages } from "./contact-page.tsx";
 import { renderList } from "./contacts-list-page.tsx";
 
@@ -13,4 +14,5 @@ contactPages.get("/", (c) => renderList(c, new URL(c.req.url).searchParams));
 // "/bulk" and "/new" before "/:contactId": the first route that matches answers.
 contactPages.route("/", contactBulkPages);
 contactPages.route("/", contactFormPages);
+contactPages.route("/", contactMergeWithPages);
 contactPages.route("/", contactPagePages);

@@ -10,8 +10,12 @@ p.total{font-weight:600;margin:.5rem 0}
 .table td.select{width:1%}
 .table td.select input{width:1.2rem;height:1.2rem;margin:.15rem 0 0}
 .table td.wrap,.table td.name{overflow-wrap:anywhere}
-.confirm ul.names{max-height:20rem;overflow-x:hidden;overflow-y:auto;margin:.5rem 0;padding-left:1.25rem}
-.confirm ul.names li{overflow-wrap:anywhere}
+/* Wide, an email wraps only at its <wbr> after "@" and dots, never mid-word (decisions §22); under 40rem the base styles wrap anywhere. */
+.table td.email{overflow-wrap:break-word}
+.more-filters{margin:0 0 .5rem}
+.more-filters summary{font-weight:600;margin:.25rem 0 .5rem}
+ul.names{margin:.5rem 0;padding-left:1.25rem;overflow-wrap:anywhere}
+ul.names li{overflow-wrap:anywhere;min-width:0}
 @media (max-width:40rem){
   .bulk-actions .actions button{flex:1 1 auto}
   .table td.select{width:auto}
