@@ -1,6 +1,6 @@
 /**
- * Every console page at 390 px and at 1280 px (docs/admin.md §3, §22 of the decisions: "At 390 px
- * nothing scrolls sideways, tables included"). A project is filled as an operator's would be
+ * Every console page at 390 px and at 1280 px (docs/admin.md: "usable on a phone"; §3: nothing
+ * scrolls sideways at 390 px, tables included). A project is filled as an operator's would be
  * (test/helpers/console-seed.ts), then headless Chromium crawls the console from
  * /admin/projects, following every same-origin link under /admin (GET only; no sign-out, no
  * downloads), each kind of page (its address with ids replaced) once or twice. At both widths

@@ -1,7 +1,6 @@
 /**
- * An operator's working day in the console, in a real browser (decisions §22, docs/admin.md
- * §3–§4): sign in, the projects, a project's Home (totals, charts drawn as SVG with a text
- * alternative), the contacts list (total, sort, next and previous pages, two selected and
+ * An operator's working day in the console, in a real browser (docs/admin.md §3–§4): sign in,
+ * the projects, a project's Home (totals, charts drawn as SVG with a text alternative), the contacts list (total, sort, next and previous pages, two selected and
  * tagged, one deleted after a confirmation), a contact's page (an interaction of a type
  * other than note added and shown on the timeline; the contact deleted and restored),
  * reference data (a tag renamed), webhooks (a subscription's URL edited; attempts naming
