@@ -271,6 +271,6 @@ describe("the page's layout and links", () => {
     expect(q.get("survivor")).toBe(b);
     expect((await admin.get(href)).status).toBe(200);
     // Merging with contacts typed by id: a GET form to the same comparison.
-    expect(page.text).toContain(`<form method="get" action="/admin/projects/${p.id}/duplicates/compare" aria-label="Merge with other contacts">`);
+    expect(page.text).toContain(`<form method="get" action="/admin/projects/${p.id}/contacts/${b}/merge-with" aria-label="Merge with other contacts">`);
   });
 });

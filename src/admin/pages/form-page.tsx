@@ -4,6 +4,7 @@ import { FormFieldsError } from "../../forms/fields.ts";
 import { countSubmissions, findProjectForm, FormRefusedError, listSubmissions, removeForm, updateForm, type SubmissionRow } from "../../forms/edit.ts";
 import type { Form } from "../../forms/service.ts";
 import type { CustomField } from "../../reference/custom-fields.ts";
+import { archivedFieldIds } from "../../reference/archive.ts";
 import { allCustomFields } from "../../reference/repository.ts";
 import { write } from "../actions.ts";
 import { askToConfirm, confirmed } from "../confirm.tsx";
@@ -90,6 +91,7 @@ const Submissions = (p: { c: Context<AdminEnv>; form: Form; rows: SubmissionRow[
 interface PageData {
   form: Form;
   custom: CustomField[];
+  archived: Set<string>;
   rows: SubmissionRow[];
   total: number;
 }
@@ -115,7 +117,7 @@ const FormPage = (p: { c: Context<AdminEnv>; data: PageData; values?: FormValues
         <h2 id="edit-form">Edit</h2>
         <PostForm action={path} token={c.var.session.csrfToken} label="Edit form">
           <Field label="Name" name="name" value={values.name} required error={p.errors?.fields.name} />
-          <FieldChoices custom={data.custom} checked={values.fields} error={p.errors?.fields.fields} />
+          <FieldChoices custom={data.custom} archived={data.archived} checked={values.fields} error={p.errors?.fields.fields} />
           <Field
             label="Redirect URL"
             name="redirectUrl"
@@ -146,8 +148,14 @@ async function load(c: Context<AdminEnv>, after?: [string, string]): Promise<Pag
   const { db } = c.var.deps;
   const form = await findProjectForm(db, c.var.project.id, c.req.param("formId")!);
   if (!form) throw notFound("Form");
-  const [custom, rows, total] = await Promise.all([allCustomFields(db, c.var.project.id), listSubmissions(db, form.id, PAGE, after), countSubmissions(db, form.id)]);
-  return { form, custom: custom.sort((a, b) => a.title.localeCompare(b.title)), rows, total };
+  const [custom, archived, rows, total] = await Promise.all([
+    allCustomFields(db, c.var.project.id),
+    archivedFieldIds(db, c.var.project.id),
+    listSubmissions(db, form.id, PAGE, after),
+    countSubmissions(db, form.id),
+  ]);
+  // An archived field stays on a form that asks for it, and is offered to no other (docs/admin.md §3.4).
+  return { form, custom: custom.sort((a, b) => a.title.localeCompare(b.title)), archived, rows, total };
 }
 
 formPage.get("/:formId", async (c) => {

@@ -4,6 +4,7 @@ import { listForms } from "../../forms/repository.ts";
 import { isoNow } from "../../lib/time.ts";
 import { createForm, toForm, type Form } from "../../forms/service.ts";
 import type { CustomField } from "../../reference/custom-fields.ts";
+import { archivedFieldIds } from "../../reference/archive.ts";
 import { allCustomFields } from "../../reference/repository.ts";
 import { write } from "../actions.ts";
 import { blank, fieldNames, FieldChoices, ids, errorsOf, type FormValues } from "./form-fields.tsx";
@@ -58,7 +59,7 @@ const FormsTable = (p: { forms: Form[]; custom: CustomField[]; base: string }) =
   </TableWrap>
 );
 
-const FormsPage = (p: { c: Context<AdminEnv>; forms: Form[]; custom: CustomField[]; values?: FormValues; errors?: FormErrors; done?: string }) => {
+const FormsPage = (p: { c: Context<AdminEnv>; forms: Form[]; custom: CustomField[]; archived: Set<string>; values?: FormValues; errors?: FormErrors; done?: string }) => {
   const { c } = p;
   const values = p.values ?? blank;
   return (
@@ -71,7 +72,7 @@ const FormsPage = (p: { c: Context<AdminEnv>; forms: Form[]; custom: CustomField
         <ErrorSummary errors={p.errors} ids={ids} />
         <PostForm action={projectPath(c.var.project, "forms")} token={c.var.session.csrfToken}>
           <Field label="Name" name="name" value={values.name} required error={p.errors?.fields.name} />
-          <FieldChoices custom={p.custom} checked={values.fields} error={p.errors?.fields.fields} />
+          <FieldChoices custom={p.custom} archived={p.archived} checked={values.fields} error={p.errors?.fields.fields} />
           <Field
             label="Redirect URL"
             name="redirectUrl"
@@ -94,8 +95,9 @@ formPages.route("/", formPage);
 /** The project's forms, newest first, and its custom fields. */
 async function load(c: Context<AdminEnv>) {
   const { db } = c.var.deps;
-  const [rows, custom] = await Promise.all([listForms(db, c.var.project.id), allCustomFields(db, c.var.project.id)]);
-  return { forms: rows.map(toForm).reverse(), custom: custom.sort((a, b) => a.title.localeCompare(b.title)) };
+  const [rows, custom, archived] = await Promise.all([listForms(db, c.var.project.id), allCustomFields(db, c.var.project.id), archivedFieldIds(db, c.var.project.id)]);
+  // An archived field is not offered for a new form (docs/admin.md §3.4).
+  return { forms: rows.map(toForm).reverse(), custom: custom.sort((a, b) => a.title.localeCompare(b.title)), archived };
 }
 
 formPages.get("/", async (c) => c.html(<FormsPage c={c} {...await load(c)} done={c.req.query("done")} />));
