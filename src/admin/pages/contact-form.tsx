@@ -106,7 +106,7 @@ const ContactFormPage = ({ c, reference, values, errors, editing }: FormPage) =>
             id={idOf("contactTypeId")}
             value={text(values.contactTypeId)}
             error={err("contactTypeId")}
-            options={[["", "None"], ...reference.types.map((t): [string, string] => [t.id, `${t.name} (${t.category})`])]}
+            options={[["", "None"], ...reference.types.map((t): [string, string] => [t.id, t.name.toLowerCase() === t.category.toLowerCase() ? t.name : `${t.name} (${t.category})`])]}
           />
           {tf("Tags", "tags", { hint: "Separated by commas; a new name creates the tag." })}
         </div>
