@@ -139,7 +139,7 @@ describe.skipIf(sqliteOnly)("SQLite: no byte of what was freed stays in the file
     expect(hitsIn(fileText(), [descriptions.at(-1)!.slice(0, 40)])).toHaveLength(1);
   });
 
-  test("a CSV uploaded in the console and started leaves no byte of its rows in the file", async () => {
+  test("a CSV uploaded in the console and started leaves no byte of its rows in the file once its rejected rows are deleted", async () => {
     const p = await srv.newProject();
     const rows = [values(), values(), values()];
     // Every row is refused (its email is not one), so no contact keeps its cells: only the upload held them.
@@ -167,6 +167,9 @@ describe.skipIf(sqliteOnly)("SQLite: no byte of what was freed stays in the file
     );
     expect(pageText(done.text)).toContain("email must be a valid email address.");
     expect((await p.api("GET", "/contacts")).json.data).toEqual([]);
+    // The rejected rows are kept to be fixed (docs/import-export.md §1.11) until deleted from the import's page.
+    const deleted = await admin.post(`${started.location!}/rejected/delete`, { confirm: "yes" });
+    expect(deleted.status, pageText(deleted.text).slice(0, 300)).toBe(303);
 
     await checkpointByErase(p);
     expect(hitsIn(fileText(), needles)).toEqual([]);
