@@ -1,5 +1,5 @@
 /**
- * A contact's page in the console (docs/admin.md §3, decisions §22): fields and timeline side by
+ * A contact's page in the console (docs/admin.md §3): fields and timeline side by
  * side on a wide screen; the timeline holds interactions of every type, the change history,
  * form submissions and merges, newest first, each saying its kind; an interaction of any type
  * is added from the page through the API's own service and rules; Delete asks first and moves

@@ -1,5 +1,5 @@
 /**
- * Bulk actions on the console's contacts list (decisions §22; docs/admin.md §3): tick
+ * Bulk actions on the console's contacts list (docs/admin.md §3): tick
  * contacts, add or remove a tag, or delete them after a confirmation. Each contact is done
  * as its single API call would be (PATCH, DELETE: the same events, change records and
  * duplicate groups), in one unit of work; a contact that fails is listed with the API's
@@ -147,7 +147,7 @@ describe("deleting", () => {
     expect(ask.text).toContain(`<li>Ada (${ids.twin})</li>`);
     expect(ask.text).toContain(`<li>Alan Turing (${ids.alan})</li>`);
     expect(ask.text).toContain(">Delete contacts</button>");
-    // The names wrap on a phone; the list never scrolls, sideways or down (decisions §22).
+    // The names wrap on a phone; the list never scrolls, sideways or down (docs/admin.md §3.2).
     const css = await (await fetch(`${srv.origin}${unescape(/href="(\/admin\/assets\/admin\.css[^"]*)"/.exec(ask.text)![1]!)}`)).text();
     const names = [...css.matchAll(/(?:^|\})\s*[^{}]*ul\.names[^{}]*\{([^}]*)\}/g)].map((m) => m[1]).join(";");
     expect(names).toContain("overflow-wrap:anywhere");

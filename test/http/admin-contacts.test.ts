@@ -454,7 +454,7 @@ describe("the contacts list", () => {
   });
 });
 
-describe("the contacts list: total, sorts, pages both ways, links (decisions §22)", () => {
+describe("the contacts list: total, sorts, pages both ways, links (docs/admin.md §3.2)", () => {
   let r: ProjectInfo;
   let list: string;
   const id: Record<string, string> = {};
@@ -552,7 +552,7 @@ describe("the contacts list: total, sorts, pages both ways, links (decisions §2
   });
 });
 
-describe("the contacts list's total past its bound (decisions §22: \"more than 10,000\")", () => {
+describe("the contacts list's total past its bound (docs/admin.md §3.2: \"more than 10,000\")", () => {
   test("counting stops at the bound and says more than it; below it the count is exact, with and without filters", async () => {
     const { loadConfig } = await import("../../src/config.ts");
     const { openStorage } = await import("../../src/storage/index.ts");

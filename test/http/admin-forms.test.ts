@@ -1,5 +1,5 @@
 /**
- * A web form's own page in the console (decisions §22, docs/admin.md §3): its fields and
+ * A web form's own page in the console (docs/admin.md §3): its fields and
  * redirect URL edited under `crm form create`'s rules (checked through the CLI and the
  * public page), its submissions newest first in pages of 50, each linking to its contact,
  * and Delete after a confirmation for a form without submissions. One server for the file

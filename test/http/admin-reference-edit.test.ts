@@ -1,5 +1,5 @@
 /**
- * Editing and removing reference data in the console (decisions §22, docs/admin.md §3):
+ * Editing and removing reference data in the console (docs/admin.md §3):
  * contact types, interaction types, custom fields and tags, each change checked through
  * the API. Removals ask for a confirmation first (the first POST changes nothing); a
  * record something refers to is refused with the reason. Tag merges and deletions change

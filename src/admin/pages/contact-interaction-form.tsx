@@ -13,7 +13,7 @@ import { ErrorSummary, Field, noErrors, PostForm, projectPath, Select, TextArea,
 import { contactPath, idOf } from "./contact-common.ts";
 
 /**
- * Adding to a contact's timeline from its page (docs/admin.md §3, decisions §22): "Add note"
+ * Adding to a contact's timeline from its page (docs/admin.md §3): "Add note"
  * (a generic note), and an interaction of any of the project's types with its date, notes
  * and fields, through the same createInteraction and CreateInteractionBody as
  * `POST /contacts/{contactId}/interactions` (docs/api.md §12.2): the API's validation and

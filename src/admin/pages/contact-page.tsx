@@ -14,7 +14,7 @@ import { comparePath, duplicatesOfContact } from "./merge-choices.ts";
 import { mergeUndoPages } from "./merge-undo.tsx";
 
 /**
- * A contact's page (docs/admin.md §3, decisions §22): its fields beside its timeline on a wide
+ * A contact's page (docs/admin.md §3): its fields beside its timeline on a wide
  * screen, one column on a phone. The fields: every field, tags, custom fields by title,
  * duplicateSignal with "Compare and merge" (docs/api.md §20). The timeline
  * (src/admin/pages/contact-timeline.tsx): interactions of every type, changes, form

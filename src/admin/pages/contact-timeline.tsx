@@ -13,7 +13,7 @@ import { actorNames, Change, fieldName } from "./contact-history.tsx";
 import { mergesAt, type MergeInfo } from "./merge-timeline.tsx";
 
 /**
- * A contact's timeline (docs/admin.md §3, decisions §22): its interaction logs of every type,
+ * A contact's timeline (docs/admin.md §3): its interaction logs of every type,
  * its change history (docs/api.md §19.2, merges included, §20.4), and the web-form
  * submissions that created or updated it (docs/api.md §15.2), in one list, newest first,
  * each entry saying what kind it is. Read from the stores the API reads, never over HTTP,

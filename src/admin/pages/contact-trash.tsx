@@ -14,7 +14,7 @@ import type { FormErrors } from "../ui.tsx";
 import { contactPath, displayName } from "./contact-common.ts";
 
 /**
- * A contact's Delete and Restore (docs/admin.md §3, decisions §22; docs/api.md §19.3): Delete
+ * A contact's Delete and Restore (docs/admin.md §3; docs/api.md §19.3): Delete
  * asks first (src/admin/confirm.tsx), then moves the contact to the trash as
  * `DELETE /contacts/{contactId}` does; the trashed contact's page stays reachable (its
  * fields, timeline and Erase) and offers Restore, as `POST /contacts/{contactId}/restore`.

@@ -231,7 +231,7 @@ const ContactsTable: FC<{ c: Context<AdminEnv>; page: ConsoleListPage; sort: Con
 /** An empty cell, so a phone's card never shows a bare label. */
 const None = () => <span class="none">—</span>;
 
-/** An email that wraps only after its "@" and dots, never mid-word where the row has room (decisions §22). */
+/** An email that wraps only after its "@" and dots, never mid-word where the row has room (docs/admin.md §3.2). */
 const BreakableEmail = ({ email }: { email: string }) => (
   <>
     {email.split(/(?<=[@.])/).map((part, i) => (

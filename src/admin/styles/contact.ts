@@ -1,5 +1,5 @@
 /**
- * Styles of the console's contact pages (docs/admin.md §2, decisions §22); appended to the
+ * Styles of the console's contact pages (docs/admin.md §2); appended to the
  * base styles. A contact's page puts its fields and its timeline side by side from 64 rem
  * (a 1024 px window), one column below; nothing is wider than the screen at 390 px: grid
  * tracks may shrink below their content (minmax(0, …)) and long text wraps anywhere.

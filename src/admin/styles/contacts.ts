@@ -10,7 +10,7 @@ p.total{font-weight:600;margin:.5rem 0}
 .table td.select{width:1%}
 .table td.select input{width:1.2rem;height:1.2rem;margin:.15rem 0 0}
 .table td.wrap,.table td.name{overflow-wrap:anywhere}
-/* Wide, an email wraps only at its <wbr> after "@" and dots, never mid-word (decisions §22); under 40rem the base styles wrap anywhere. */
+/* Wide, an email wraps only at its <wbr> after "@" and dots, never mid-word (docs/admin.md §3.2); under 40rem the base styles wrap anywhere. */
 .table td.email{overflow-wrap:break-word}
 .more-filters{margin:0 0 .5rem}
 .more-filters summary{font-weight:600;margin:.25rem 0 .5rem}
