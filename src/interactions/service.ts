@@ -16,7 +16,8 @@ import type { CreateInteractionInput, InteractionLog } from "./schemas.ts";
 
 const NOTE_TYPE = { id: "note", name: "Note" };
 
-function toLog(row: repo.LogRow, contactId: string): InteractionLog {
+/** A stored log as the API shows it (docs/api.md §12.1). */
+export function toLog(row: repo.LogRow, contactId: string): InteractionLog {
   return {
     id: row.id,
     contactId,

@@ -3,7 +3,8 @@ import { readHistory } from "../../changes/service.ts";
 import type { ChangeRecord } from "../../changes/schemas.ts";
 import { formatContactId } from "../../contacts/service.ts";
 import { submissionsOfContact, type ContactSubmission } from "../../forms/contact-submissions.ts";
-import { listLogs, type LogRow } from "../../interactions/repository.ts";
+import { listLogs } from "../../interactions/repository.ts";
+import { toLog } from "../../interactions/service.ts";
 import type { InteractionLog } from "../../interactions/schemas.ts";
 import type { CursorCodec } from "../../lib/cursor.ts";
 import type { Db } from "../../storage/schema.ts";
@@ -51,22 +52,6 @@ export const PARAMS = ["forms", "cursor", "changes"] as const;
 /** A page of one source from its cursor (undefined: its newest), newest first, and the cursor after its last entry. */
 type Read = (limit: number, at: string | undefined) => Promise<{ entries: Entry[]; nextCursor: string | null }>;
 
-const NOTE_TYPE = { id: "note", name: "Note" };
-
-/** A stored log as the API shows it (docs/api.md §12.1). */
-function logOf(row: LogRow, contactId: string): InteractionLog {
-  return {
-    id: row.id,
-    contactId,
-    interactionType: row.interaction_type_id ? { id: row.interaction_type_id, name: row.type_name ?? "" } : NOTE_TYPE,
-    note: row.note,
-    fields: JSON.parse(row.fields),
-    date: row.date,
-    uniqueIdentifier: row.unique_identifier,
-    createdAt: row.created_at,
-  };
-}
-
 /** The three sources of contact `contact` (its row id and number), each with cursors of its own. */
 function sourcesOf(db: Db, cursors: CursorCodec, contact: { id: number; contactNumber: number }): Record<(typeof PARAMS)[number], Read> {
   const contactId = formatContactId(contact.contactNumber);
@@ -78,7 +63,7 @@ function sourcesOf(db: Db, cursors: CursorCodec, contact: { id: number; contactN
       const rows = await listLogs(db, contact.id, { after }, limit);
       const kept = rows.slice(0, limit);
       return {
-        entries: kept.map((row) => ({ kind: "log", at: Date.parse(row.date), log: logOf(row, contactId) })),
+        entries: kept.map((row) => ({ kind: "log", at: Date.parse(row.date), log: toLog(row, contactId) })),
         nextCursor: rows.length > limit ? cursors.encode([kept.at(-1)!.date, kept.at(-1)!.id], logsBound) : null,
       };
     },

@@ -2,7 +2,7 @@ import { CONTACT_FIELD_NAMES, FormFieldsError, IDENTITY_FIELDS } from "../../for
 import type { Form } from "../../forms/service.ts";
 import type { CustomField } from "../../reference/custom-fields.ts";
 import { READ_ONLY_TYPES } from "../../reference/custom-fields.ts";
-import { Checkbox, noErrors, type FormErrors } from "../ui.tsx";
+import { Checkbox, Field, noErrors, type FormErrors } from "../ui.tsx";
 
 /** A form's fields as the create form (forms.tsx) and a form's own page (form-page.tsx) show them. */
 
@@ -57,3 +57,21 @@ export const FieldChoices = (p: { custom: CustomField[]; checked: string[]; erro
 /** A form's fields by name: contact fields as they are, custom fields by title. */
 export const fieldNames = (form: Form, custom: CustomField[]) => form.fields.map((n) => custom.find((f) => f.id === n)?.title ?? n).join(", ");
 
+
+/** A form's name, fields and redirect URL: the inputs of both "New form" and a form's "Edit" (docs/admin.md §3.4). */
+export const FormInputs = (p: { values: FormValues; custom: CustomField[]; archived: ReadonlySet<string>; errors?: FormErrors; redirectHint: string }) => (
+  <>
+    <Field label="Name" name="name" value={p.values.name} required error={p.errors?.fields.name} />
+    <FieldChoices custom={p.custom} archived={p.archived} checked={p.values.fields} error={p.errors?.fields.fields} />
+    <Field
+      label="Redirect URL"
+      name="redirectUrl"
+      id="f-redirectUrl"
+      type="url"
+      inputmode="url"
+      value={p.values.redirectUrl}
+      hint={p.redirectHint}
+      error={p.errors?.fields.redirectUrl}
+    />
+  </>
+);

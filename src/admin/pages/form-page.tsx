@@ -10,8 +10,8 @@ import { write } from "../actions.ts";
 import { askToConfirm, confirmed } from "../confirm.tsx";
 import type { AdminEnv } from "../env.ts";
 import { field, fields } from "../security.ts";
-import { ErrorSummary, Field, Layout, noErrors, Notice, PostForm, projectPath, TableWrap, Time, type FormErrors } from "../ui.tsx";
-import { errorsOf, FieldChoices, ids, type FormValues } from "./form-fields.tsx";
+import { ErrorSummary, Layout, noErrors, Notice, PostForm, projectPath, TableWrap, Time, type FormErrors } from "../ui.tsx";
+import { errorsOf, FormInputs, ids, type FormValues } from "./form-fields.tsx";
 
 /**
  * A web form's own page (docs/admin.md §3): its fields and redirect URL edited under
@@ -116,17 +116,12 @@ const FormPage = (p: { c: Context<AdminEnv>; data: PageData; values?: FormValues
       <section class="card" aria-labelledby="edit-form">
         <h2 id="edit-form">Edit</h2>
         <PostForm action={path} token={c.var.session.csrfToken} label="Edit form">
-          <Field label="Name" name="name" value={values.name} required error={p.errors?.fields.name} />
-          <FieldChoices custom={data.custom} archived={data.archived} checked={values.fields} error={p.errors?.fields.fields} />
-          <Field
-            label="Redirect URL"
-            name="redirectUrl"
-            id="f-redirectUrl"
-            type="url"
-            inputmode="url"
-            value={values.redirectUrl}
-            hint="Optional: where the page sends the visitor after a submission. Blank: the page thanks them itself."
-            error={p.errors?.fields.redirectUrl}
+          <FormInputs
+            values={values}
+            custom={data.custom}
+            archived={data.archived}
+            errors={p.errors}
+            redirectHint="Optional: where the page sends the visitor after a submission. Blank: the page thanks them itself."
           />
           <button type="submit">Save form</button>
         </PostForm>

@@ -7,11 +7,11 @@ import type { CustomField } from "../../reference/custom-fields.ts";
 import { archivedFieldIds } from "../../reference/archive.ts";
 import { allCustomFields } from "../../reference/repository.ts";
 import { write } from "../actions.ts";
-import { blank, fieldNames, FieldChoices, ids, errorsOf, type FormValues } from "./form-fields.tsx";
+import { blank, fieldNames, FormInputs, ids, errorsOf, type FormValues } from "./form-fields.tsx";
 import { formPage } from "./form-page.tsx";
 import type { AdminEnv } from "../env.ts";
 import { field, fields } from "../security.ts";
-import { ErrorSummary, Field, Layout, Notice, PostForm, projectPath, TableWrap, Time, type FormErrors } from "../ui.tsx";
+import { ErrorSummary, Layout, Notice, PostForm, projectPath, TableWrap, Time, type FormErrors } from "../ui.tsx";
 
 /**
  * Web forms of a project (docs/api.md §15, docs/admin.md §3): list, create under the rules of `crm form
@@ -71,18 +71,7 @@ const FormsPage = (p: { c: Context<AdminEnv>; forms: Form[]; custom: CustomField
         <h2 id="new-form">New form</h2>
         <ErrorSummary errors={p.errors} ids={ids} />
         <PostForm action={projectPath(c.var.project, "forms")} token={c.var.session.csrfToken}>
-          <Field label="Name" name="name" value={values.name} required error={p.errors?.fields.name} />
-          <FieldChoices custom={p.custom} archived={p.archived} checked={values.fields} error={p.errors?.fields.fields} />
-          <Field
-            label="Redirect URL"
-            name="redirectUrl"
-            id="f-redirectUrl"
-            type="url"
-            inputmode="url"
-            value={values.redirectUrl}
-            hint="Optional: where the page sends the visitor after a submission."
-            error={p.errors?.fields.redirectUrl}
-          />
+          <FormInputs values={values} custom={p.custom} archived={p.archived} errors={p.errors} redirectHint="Optional: where the page sends the visitor after a submission." />
           <button type="submit">Create form</button>
         </PostForm>
       </section>
