@@ -143,12 +143,17 @@ export async function crawlConsole(opts: {
   return kinds;
 }
 
-/** The links of the page `page` shows, and where its GET forms lead as sent untouched (a "New contact" button is one). */
+/**
+ * The links of the page `page` shows, and where its GET forms lead as sent untouched (a "New
+ * contact" button is one); a form the browser would not send untouched (a required field
+ * left empty) is not followed.
+ */
 export const linksOf = (page: Page) =>
   page.evaluate(() => [
     ...Array.from(document.querySelectorAll("a[href]")).map((a) => (a as HTMLAnchorElement).href),
     ...Array.from(document.querySelectorAll("form"))
       .filter((f) => (f.getAttribute("method") ?? "get").toLowerCase() === "get")
+      .filter((f) => (f as HTMLFormElement).checkValidity())
       .map((f) => {
         const url = new URL((f as HTMLFormElement).action);
         new FormData(f as HTMLFormElement).forEach((v, k) => typeof v === "string" && url.searchParams.append(k, v));
