@@ -176,7 +176,7 @@ describe("the console's project page", () => {
     const { signedInAdmin, tableRows } = await import("../helpers/admin.ts");
     const admin = (await signedInAdmin(srv.origin, srv.env)).client;
     const { json } = await project({});
-    const path = `/admin/projects/${json.id}`;
+    const path = `/admin/projects/${json.id}/settings`;
     const page = await admin.get(path);
     expect(page.status).toBe(200);
     expect(page.text).toContain('<label for="f-batchItemsPerHour">Batch items per hour</label>');
