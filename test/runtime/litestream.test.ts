@@ -45,6 +45,17 @@ function contactCount(path: string): number {
   }
 }
 
+/** Runs `check`; a failure carries the process's stdout and stderr, so a rare one can be read from CI's log. */
+async function withOutput(proc: Started, check: () => Promise<void>): Promise<void> {
+  try {
+    await check();
+  } catch (error) {
+    const words = `\n--- stdout:\n${proc.stdout().slice(-4000)}\n--- stderr:\n${proc.stderr().slice(-4000)}`;
+    if (error instanceof Error) error.message += words;
+    throw error;
+  }
+}
+
 beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "crm-litestream-test-"));
   replicaUrl = `file://${join(dir, "replica")}`;
@@ -149,21 +160,25 @@ describe.skipIf(sqliteOnly)("the Docker entry point (scripts/docker-entrypoint.s
   test("a missing database is restored from the replica, served under litestream -exec, stopped by SIGTERM", async () => {
     const dbPath = join(dir, "volume/data/crm.db");
     const env = { ...envFor(dbPath), PATH: `${bin}:${process.env.PATH}`, LITESTREAM_CONFIG: CONFIG };
-    server = await startServerProcess(["sh", join(REPO_ROOT, "scripts/docker-entrypoint.sh")], { env, expectKey: false });
-    stops.push(server.stop);
-    const list = await server.api("GET", "/contacts", { key });
-    expect(list.status).toBe(200);
-    expect(list.json.data).toEqual(originals);
-    expect((await server.api("POST", "/contacts", { key, body: { firstName: "Entrypoint" } })).status).toBe(201);
+    const started = await startServerProcess(["sh", join(REPO_ROOT, "scripts/docker-entrypoint.sh")], { env, expectKey: false });
+    server = started;
+    stops.push(started.stop);
+    // A failure here names the processes' own words (litestream and the server share the pipes).
+    await withOutput(started, async () => {
+      const list = await started.api("GET", "/contacts", { key });
+      expect(list.status).toBe(200);
+      expect(list.json.data).toEqual(originals);
+      expect((await started.api("POST", "/contacts", { key, body: { firstName: "Entrypoint" } })).status).toBe(201);
 
-    // SIGTERM to the entry point's process (litestream after exec) reaches the server, which drains.
-    expect(await server.stop()).toBe(0);
-    expect(server.stdout() + server.stderr()).toContain("signal received");
-    const down = await fetch(`${server.origin}/healthz`).then(
-      () => "up",
-      () => "down",
-    );
-    expect(down).toBe("down");
+      // SIGTERM to the entry point's process (litestream after exec) reaches the server, which drains.
+      expect(await started.stop()).toBe(0);
+      expect(started.stdout() + started.stderr()).toContain("signal received");
+      const down = await fetch(`${started.origin}/healthz`).then(
+        () => "up",
+        () => "down",
+      );
+      expect(down).toBe("down");
+    });
   }, 60_000);
 
   test("without LITESTREAM_REPLICA_URL it runs `crm serve` alone; other arguments are admin commands", async () => {
