@@ -1,0 +1,138 @@
+/**
+ * The search evaluation set (docs/api.md §11.6): about 300 people with names, emails and
+ * phones from many countries (test/fixtures/search-eval/people.ts), and over 400 queries a
+ * user would type, each with every contact it must find, all and only them
+ * (test/fixtures/search-eval/queries.ts). Every query runs with the default order and with
+ * `sort=relevance`; the score per kind and every miss are printed, and the set must pass whole.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { PEOPLE } from "../fixtures/search-eval/people.ts";
+import { QUERIES, type Query } from "../fixtures/search-eval/queries.ts";
+import { expectStatus } from "../helpers/expect.ts";
+import { startServer, type Api, type ServerHandle } from "../helpers/server.ts";
+
+let server: ServerHandle;
+let api: Api;
+const idOf = new Map<string, string>();
+const keyOf = new Map<string, string>();
+
+/** Queries run this many at a time. */
+const PARALLEL = 6;
+
+beforeAll(async () => {
+  server = await startServer();
+  // A project of its own: a typo is forgiven only when a word matches nothing in the project.
+  const project = await server.newProject({ rateLimitPerMinute: 100_000 });
+  api = server.client({ projectId: project.id, rotateEvery: 100_000 });
+  const items = PEOPLE.map(({ key: _key, ...fields }) => fields);
+  const res = await api("POST", "/contacts/batch", { body: { operation: "create", atomic: true, items } });
+  expectStatus(res, 200);
+  res.json.results.forEach((r: { contactId: string }, i: number) => {
+    idOf.set(PEOPLE[i]!.key, r.contactId);
+    keyOf.set(r.contactId, PEOPLE[i]!.key);
+  });
+}, 120_000);
+afterAll(() => server?.stop());
+
+/** The query as sent: `{id:key}` and `{lid:key}` become that contact's contactId (lower-cased for lid). */
+function queryText(query: string): string {
+  return query.replace(/\{(id|lid):([^}]+)\}/g, (_, form: string, key: string) => {
+    const id = idOf.get(key);
+    if (!id) throw new Error(`unknown key ${key} in ${query}`);
+    // A contactId query is a prefix too: CR-12 would also find CR-120…CR-129. Three digits
+    // in a project of fewer than 1,000 contacts find only their contact.
+    if (!/^CR-\d{3}$/.test(id)) throw new Error(`${key} is ${id}: pick a contact numbered 100 to 999`);
+    return form === "lid" ? id.toLowerCase() : id;
+  });
+}
+
+interface Outcome {
+  keys: string[];
+  error?: string;
+}
+
+/** Every page of `search` (limit 100) in order, as keys. */
+async function search(text: string, sort?: "relevance"): Promise<Outcome> {
+  const keys: string[] = [];
+  let cursor: string | null = null;
+  try {
+    for (let page = 0; page < 10; page++) {
+      const query: Record<string, string | number> = { search: text, limit: 100 };
+      if (sort) query.sort = sort;
+      if (cursor) query.cursor = cursor;
+      const res = await api("GET", "/contacts", { query });
+      if (res.status !== 200) return { keys, error: `${res.status} ${res.json?.code ?? ""} ${res.json?.message ?? ""}`.trim() };
+      keys.push(...res.json.data.map((c: { contactId: string }) => keyOf.get(c.contactId) ?? c.contactId));
+      if (!res.json.pagination.hasMore) return { keys };
+      cursor = res.json.pagination.nextCursor;
+    }
+    return { keys, error: "more than 10 pages" };
+  } catch (error) {
+    return { keys, error: String(error).split("\n")[0] };
+  }
+}
+
+const sameSet = (a: string[], b: string[]) => a.length === b.length && new Set(a).size === a.length && a.every((k) => b.includes(k));
+
+/** Why `outcome` fails `q` (null: it passes). Relevance also puts `exactFirst` first. */
+function verdict(q: Query, outcome: Outcome, relevance: boolean): string | null {
+  if (outcome.error) return outcome.error;
+  if (!sameSet(outcome.keys, q.expect)) return "wrong set";
+  if (relevance && q.exactFirst && !sameSet(outcome.keys.slice(0, q.exactFirst.length), q.exactFirst)) {
+    return `exact matches not first (exact: ${q.exactFirst.join(" ")})`;
+  }
+  return null;
+}
+
+interface Miss {
+  q: Query;
+  text: string;
+  sort: string;
+  why: string;
+  got: string[];
+}
+
+describe("search finds people (docs/api.md §11.6)", () => {
+  test("every query of the evaluation set finds all and only its contacts, in the default order and with sort=relevance (exact matches first)", async () => {
+    const misses: Miss[] = [];
+    const score = new Map<string, { total: number; updatedAt: number; relevance: number }>();
+    const queue = [...QUERIES];
+    const worker = async () => {
+      for (let q = queue.shift(); q; q = queue.shift()) {
+        const text = queryText(q.query);
+        const row = score.get(q.kind) ?? { total: 0, updatedAt: 0, relevance: 0 };
+        score.set(q.kind, row);
+        row.total++;
+        for (const sort of ["updatedAt", "relevance"] as const) {
+          const outcome = await search(text, sort === "relevance" ? "relevance" : undefined);
+          const why = verdict(q, outcome, sort === "relevance");
+          if (why === null) row[sort]++;
+          else misses.push({ q, text, sort, why, got: outcome.keys });
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: PARALLEL }, worker));
+
+    const lines = ["", `search evaluation: ${PEOPLE.length} contacts, ${QUERIES.length} queries`, "kind                 default   relevance"];
+    let passed = 0;
+    for (const [kind, row] of [...score].sort(([a], [b]) => a.localeCompare(b))) {
+      lines.push(`${kind.padEnd(20)} ${`${row.updatedAt}/${row.total}`.padStart(7)}   ${`${row.relevance}/${row.total}`.padStart(9)}`);
+    }
+    const total = QUERIES.length * 2;
+    passed = [...score.values()].reduce((n, row) => n + row.updatedAt + row.relevance, 0);
+    lines.push(`total (both orders)  ${passed}/${total} (${((100 * passed) / total).toFixed(1)} %)`);
+    for (const m of misses.sort((a, b) => a.q.kind.localeCompare(b.q.kind) || a.text.localeCompare(b.text) || a.sort.localeCompare(b.sort))) {
+      const extra = m.got.filter((k) => !m.q.expect.includes(k));
+      const missing = m.q.expect.filter((k) => !m.got.includes(k));
+      lines.push(
+        `MISS [${m.q.kind}] ${JSON.stringify(m.text)} (${m.sort}): ${m.why}\n` +
+          `  expected: ${m.q.expect.join(" ") || "(nothing)"}\n` +
+          `  got:      ${m.got.join(" ") || "(nothing)"}` +
+          (m.why === "wrong set" ? `\n  extra: ${extra.join(" ") || "-"}   missing: ${missing.join(" ") || "-"}` : ""),
+      );
+    }
+    console.log(lines.join("\n"));
+    expect(misses.map((m) => `[${m.q.kind}] ${m.text} (${m.sort}): ${m.why}`)).toEqual([]);
+    expect(passed).toBe(total);
+  }, 300_000);
+});
