@@ -21,6 +21,7 @@ export const COPY_ORDER = [
   "contacts",
   "contact_tags",
   "contact_search_terms",
+  "search_typo_keys",
   "contact_unique_values",
   "contact_name_keys",
   "duplicate_groups",

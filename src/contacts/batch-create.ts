@@ -120,7 +120,7 @@ async function writeNewContacts(db: Db, projectId: string, ready: Array<{ index:
   await repo.insertTagsAndTermsOfMany(
     db,
     projectId,
-    written.map(({ state }) => ({ id: ids.get(state.contactNumber)!, updatedAt: now, contactNumber: state.contactNumber, tagIds: state.tagIds, terms: termsOf(state) })),
+    written.map(({ state }, i) => ({ id: ids.get(state.contactNumber)!, updatedAt: now, contactNumber: state.contactNumber, tagIds: state.tagIds, terms: termsOf(state, newRows[i]!.phone_key) })),
   );
   const rows = granted > 0 ? await repo.findContactRowsNumbered(db, projectId, first, first + granted - 1) : [];
   const sorted = [...rows].sort((a, b) => a.contact_number - b.contact_number);

@@ -3,7 +3,7 @@ import { keysetAfter } from "../storage/keyset.ts";
 import type { Database, Db } from "../storage/schema.ts";
 import type { FilterOnly } from "../storage/port.ts";
 import { filterOnlyIn } from "../storage/query.ts";
-import { prefixEnd } from "./matching.ts";
+import { hasTermIn, termIn, type TermMatch } from "./search/query.ts";
 
 /**
  * The SQL of the console's contacts list (docs/admin.md §3): every sort in both directions,
@@ -41,7 +41,7 @@ export type Part =
   | { kind: "email" | "phone"; key: string }
   | { kind: "types"; ids: string[] }
   | { kind: "tag"; id: string }
-  | { kind: "term"; token: string }
+  | { kind: "term"; matches: TermMatch[] }
   | { kind: "since"; at: string };
 
 /** A row of the list: the contact's id, number and sort key (a cursor's position). */
@@ -80,14 +80,7 @@ function check(eb: Eb, part: Part, sort: ConsoleSort, filterOnly: FilterOnly): E
         eb.selectFrom("contact_tags").select("contact_tags.tag_id").whereRef("contact_tags.contact_id", "=", "contacts.id").where(filterOnly("contact_tags.tag_id"), "=", part.id),
       );
     case "term":
-      return eb.exists(
-        eb
-          .selectFrom("contact_search_terms as o")
-          .select("o.contact_id")
-          .whereRef("o.contact_id", "=", "contacts.id")
-          .where("o.term", ">=", part.token)
-          .where("o.term", "<", prefixEnd(part.token)),
-      );
+      return hasTermIn(eb as never, "contacts.id", part.matches);
   }
 }
 
@@ -119,8 +112,7 @@ function driverQuery(db: Db, projectId: string, part: Part): { idRef: string; q:
           .select("contact_search_terms.contact_id as id")
           .distinct()
           .where("contact_search_terms.project_id", "=", projectId)
-          .where("contact_search_terms.term", ">=", part.token)
-          .where("contact_search_terms.term", "<", prefixEnd(part.token)),
+          .where((inner) => termIn(inner, "contact_search_terms.term", part.matches)),
       };
   }
 }
@@ -141,9 +133,7 @@ function idCheck(eb: ExpressionBuilder<any, any>, idRef: string, part: Part, fil
     return eb.exists(eb.selectFrom("contact_tags as k").select("k.tag_id").where("k.contact_id", "=", id).where(filterOnly("k.tag_id"), "=", part.id));
   }
   if (part.kind === "term") {
-    return eb.exists(
-      eb.selectFrom("contact_search_terms as o").select("o.contact_id").where("o.contact_id", "=", id).where("o.term", ">=", part.token).where("o.term", "<", prefixEnd(part.token)),
-    );
+    return hasTermIn(eb as never, idRef, part.matches);
   }
   return eb.exists(
     eb

@@ -4,7 +4,8 @@ import { toIso } from "../lib/time.ts";
 import { ApiError } from "../errors.ts";
 import { contactsByIds, filterOnlyIn } from "../storage/query.ts";
 import { contactTypeIdsOfCategory, findContactType, findTagIds } from "../reference/repository.ts";
-import { emailKey, phoneKey, searchTokens } from "./matching.ts";
+import { emailKey, phoneKey } from "./matching.ts";
+import { resolveSearch } from "./search/query.ts";
 import { listTotal, pageRows, planList, type ConsoleSort, type KeyRow, type Part, type Position } from "./console-list-query.ts";
 import { projectRegion, withType, type ContactView } from "./repository.ts";
 import type { Contact, ListContactsFilters } from "./schemas.ts";
@@ -117,7 +118,8 @@ async function partsOf(db: Db, projectId: string, f: ConsoleListInput["filters"]
     for (const id of new Set(tagIds)) parts.push({ kind: "tag", id });
   }
   if (f.updatedSince !== undefined) parts.push({ kind: "since", at: toIso(f.updatedSince)! });
-  if (f.search !== undefined) for (const token of new Set(searchTokens(f.search))) parts.push({ kind: "term", token });
+  // The API's own search (docs/api.md §11.6): the same words, folding, phones and typos.
+  if (f.search !== undefined) for (const word of (await resolveSearch(db, projectId, f.search)).words) parts.push({ kind: "term", matches: word.matches });
   return parts;
 }
 

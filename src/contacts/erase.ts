@@ -1,4 +1,6 @@
 import type { Kysely } from "kysely";
+import { searchTerms } from "./search/terms.ts";
+import { forgetTypoWords } from "./search/typo-keys.ts";
 import { reclaimErased } from "../storage/query.ts";
 import type { Database, Db } from "../storage/schema.ts";
 import type { UnitOfWork } from "../storage/unit-of-work.ts";
@@ -158,12 +160,15 @@ async function deleteContact(trx: Db, projectId: string, id: number, contactNumb
     searchTerms: count(await trx.deleteFrom("contact_search_terms").where("contact_id", "=", id).executeTakeFirst()),
     formSubmissions: count(await trx.deleteFrom("form_submissions").where("contact_id", "=", id).executeTakeFirst()),
   };
-  const keyed = await trx.selectFrom("contacts").select(["first_name", "last_name", "business_name", "email_key", "phone_key"]).where("id", "=", id).executeTakeFirstOrThrow();
+  const keyed = await trx.selectFrom("contacts").select(["first_name", "last_name", "business_name", "email", "email_key", "phone_key"]).where("id", "=", id).executeTakeFirstOrThrow();
   // Merges it took part in can no longer be undone (docs/api.md §20.4).
   await forgetMergesOf(trx, id);
   await trx.deleteFrom("contacts").where("id", "=", id).execute();
   // A trashed or merged-away contact holds no keys any more (src/contacts/trash.ts).
   await indexDuplicates(trx, projectId, [{ contactId: id, before: trashed ? [] : keysOfRow(keyed), after: [] }], now);
+  // Its words leave the typo index unless another contact has them (docs/security.md §7).
+  const terms = searchTerms({ firstName: keyed.first_name, lastName: keyed.last_name, businessName: keyed.business_name, email: keyed.email, phoneKey: null, contactId: "" });
+  await forgetTypoWords(trx, projectId, terms);
   // The counter (last_contact_number) is left as it is: it only grows, so no create takes the number.
   // A contact in the trash no longer counts (src/contacts/trash.ts).
   if (!trashed) await trx.updateTable("projects").set((eb) => ({ contact_count: eb("contact_count", "-", 1) })).where("id", "=", projectId).execute();

@@ -3,7 +3,8 @@ import { keysetAfter } from "../storage/keyset.ts";
 import type { Database, Db } from "../storage/schema.ts";
 import type { FilterOnly } from "../storage/port.ts";
 import { contactsByIds, filterOnlyIn } from "../storage/query.ts";
-import { HEAD_LENGTH, prefixEnd, termHead } from "./matching.ts";
+import { HEAD_LENGTH, termHead } from "./matching.ts";
+import { hasTermIn, termIn, type SearchWord, type TermMatch } from "./search/query.ts";
 import { withType, type ContactView } from "./repository.ts";
 
 export interface ContactFilters {
@@ -12,7 +13,10 @@ export interface ContactFilters {
   contactTypeIds?: string[];
   tagIds?: string[];
   updatedSince?: string;
-  searchTokens?: string[];
+  /** Each word must match (docs/api.md §11.6): src/contacts/search/query.ts. */
+  searchWords?: SearchWord[];
+  /** Leaves out contacts that match every one of these lists (a relevance tier already read). */
+  notAll?: TermMatch[][];
   /** Keyset position: [updatedAt, contactNumber] of the last row of the previous page. */
   after?: [string, number];
 }
@@ -34,8 +38,8 @@ const DENSE_PREFIX = 2000;
 export async function listContactRows(db: Db, projectId: string, f: ContactFilters, limit: number): Promise<ContactView[]> {
   if (f.contactTypeIds?.length === 0) return [];
   if (f.emailKey !== undefined || f.phoneKey !== undefined) return keyedRows(db, projectId, f, limit);
-  const search = f.searchTokens?.length ? await searchDriver(db, projectId, f.searchTokens, limit + 1) : null;
-  if (search?.driver) return rowsByIds(db, projectId, await drivenIds(db, search.driver, { ...f, searchTokens: search.rest }, limit + 1));
+  const search = f.searchWords?.length ? await searchDriver(db, projectId, f.searchWords, limit + 1) : null;
+  if (search?.driver) return rowsByIds(db, projectId, await drivenIds(db, search.driver, { ...f, searchWords: search.rest }, limit + 1));
   // No search word is rare enough to drive (only dense 1–2 letter words): they become checks.
   if (f.tagIds?.length) {
     const [first, ...rest] = await rarestTagFirst(db, f.tagIds);
@@ -45,7 +49,7 @@ export async function listContactRows(db: Db, projectId: string, f: ContactFilte
   // A trashed contact keeps its row (docs/api.md §19.3) and is left out here; the other paths find contacts through rows it no longer has.
   let q = withType(db).where("contacts.project_id", "=", projectId).where("contacts.deleted_at", "is", null);
   if (f.updatedSince) q = q.where("contacts.updated_at", ">=", f.updatedSince);
-  if (f.searchTokens?.length) q = q.where((eb) => candidateCondition(eb as never, { searchTokens: f.searchTokens }, filterOnlyIn(db)));
+  if (f.searchWords?.length || f.notAll) q = q.where((eb) => candidateCondition(eb as never, { searchWords: f.searchWords, notAll: f.notAll }, filterOnlyIn(db)));
   if (f.after) q = q.where((eb) => keysetAfter(eb as never, ["contacts.updated_at", "contacts.contact_number"], f.after!, "desc"));
   return q.orderBy("contacts.updated_at", "desc").orderBy("contacts.contact_number", "desc").limit(limit + 1).execute();
 }
@@ -78,7 +82,7 @@ async function typedRows(db: Db, projectId: string, f: ContactFilters, typeIds: 
         .where("contacts.contact_type_id", "=", typeId)
         .where("contacts.deleted_at", "is", null);
       if (f.updatedSince) q = q.where("contacts.updated_at", ">=", f.updatedSince);
-      if (f.searchTokens?.length) q = q.where((eb) => candidateCondition(eb as never, { searchTokens: f.searchTokens }, filterOnly));
+      if (f.searchWords?.length || f.notAll) q = q.where((eb) => candidateCondition(eb as never, { searchWords: f.searchWords, notAll: f.notAll }, filterOnly));
       if (f.after) q = q.where((eb) => keysetAfter(eb as never, ["contacts.updated_at", "contacts.contact_number"], f.after!, "desc"));
       return q.orderBy("contacts.updated_at", "desc").orderBy("contacts.contact_number", "desc").limit(limit + 1).execute();
     }),
@@ -119,20 +123,15 @@ function candidateCondition(eb: ExpressionBuilder<Database, "contacts">, f: Cont
       ),
     );
   }
-  for (const token of f.searchTokens ?? []) conditions.push(hasTerm(eb as never, "contacts.id", token));
+  conditions.push(...termConditions(eb as never, "contacts.id", f));
   return eb.and(conditions);
 }
 
-/** The contact has a search term starting with `token` (contact_search_terms_contact). */
-function hasTerm(eb: ExpressionBuilder<Database, never>, contactId: string, token: string): Expression<SqlBool> {
-  return eb.exists(
-    eb
-      .selectFrom("contact_search_terms as o")
-      .select("o.contact_id")
-      .where("o.contact_id", "=", sql.ref<number>(contactId))
-      .where("o.term", ">=", token)
-      .where("o.term", "<", prefixEnd(token)),
-  );
+/** The search words' checks on the contact whose id is `contactId` (contact_search_terms_contact). */
+function termConditions(eb: ExpressionBuilder<Database, never>, contactId: string, f: ContactFilters): Expression<SqlBool>[] {
+  const conditions = (f.searchWords ?? []).map((word) => hasTermIn(eb, contactId, word.matches));
+  if (f.notAll?.length) conditions.push(eb.not(eb.and(f.notAll.map((matches) => hasTermIn(eb, contactId, matches)))));
+  return conditions;
 }
 
 /** A driver table under alias `t`: it carries contact_id and the order keys. */
@@ -160,7 +159,8 @@ async function drivenIds(db: Db, driver: Driver, f: ContactFilters, wanted: numb
   for (let round = 0; round < 100 && ids.length < wanted; round++) {
     const batch = wanted * 2;
     let q = driver.query(db);
-    for (const token of f.searchTokens ?? []) q = q.where((eb: DriverBuilder) => hasTerm(eb as never, "t.contact_id", token));
+    const checks = { searchWords: f.searchWords, notAll: f.notAll };
+    if (checks.searchWords?.length || checks.notAll) q = q.where((eb: DriverBuilder) => eb.and(termConditions(eb as never, "t.contact_id", checks)));
     if (needsContact) {
       q = q.where((eb: DriverBuilder) =>
         eb.exists(
@@ -206,47 +206,49 @@ function tagDriver(tagId: string): Driver {
 
 /**
  * Which search word drives, and how; the other words (`rest`) are per-candidate checks.
- * A word of exactly 3 characters is a whole `head` group of contact_search_terms_walk:
- * walking it in list order reads only its matches, so it needs no count. Otherwise each
- * word's term rows are counted up to a cap (an index range, no more) and the rarest drives:
- * fewer than 2,000 matches take their range of the primary key and are sorted; a denser
- * word of 4+ characters walks its head group; a dense 1–2 letter word has no group to walk,
- * and past the cap (a large share of the project, so candidates match often) no word drives
- * (`driver: null`): the page walks the contacts in list order, checking the words on each.
+ * A word whose one match is a prefix of exactly 3 characters is a whole `head` group of
+ * contact_search_terms_walk: walking it in list order reads only its matches, so it needs
+ * no count. Otherwise each word's term rows (the union of its matches: a phone's digits
+ * forward and reversed, a typo's near words) are counted up to a cap (index ranges, no
+ * more) and the rarest drives: fewer than 2,000 matches take their ranges of the primary
+ * key and are sorted; a denser word with one match of 3+ characters walks its head group;
+ * otherwise, past the cap (a large share of the project, so candidates match often) no word
+ * drives (`driver: null`): the page walks the contacts in list order, checking the words.
  */
-async function searchDriver(db: Db, projectId: string, tokens: string[], wanted: number) {
-  const range = (d: Db, token: string) =>
-    d.selectFrom("contact_search_terms as t").where("t.project_id", "=", projectId).where("t.term", ">=", token).where("t.term", "<", prefixEnd(token));
-  const walk = (token: string): Driver => ({
-    query: (d) =>
-      d
-        .selectFrom("contact_search_terms as t")
-        .where("t.project_id", "=", projectId)
-        .where("t.head", "=", termHead(token))
-        .where(sql<string>`substr(t.term, 1, ${[...token].length})`, "=", token) as unknown as DriverQuery,
+async function searchDriver(db: Db, projectId: string, words: SearchWord[], wanted: number) {
+  const range = (d: Db, word: SearchWord) => d.selectFrom("contact_search_terms as t").where("t.project_id", "=", projectId).where((eb) => termIn(eb, "t.term", word.matches));
+  const walkable = (word: SearchWord) => (word.matches.length === 1 && [...word.matches[0]!.term].length >= HEAD_LENGTH ? word.matches[0]! : null);
+  const walk = (match: TermMatch): Driver => ({
+    query: (d) => {
+      const q = d.selectFrom("contact_search_terms as t").where("t.project_id", "=", projectId).where("t.head", "=", termHead(match.term));
+      if (!match.prefix) return q.where("t.term", "=", match.term) as unknown as DriverQuery;
+      return q.where(sql<string>`substr(t.term, 1, ${[...match.term].length})`, "=", match.term) as unknown as DriverQuery;
+    },
     ordered: true,
   });
-  if (tokens.length === 1 && [...tokens[0]!].length === HEAD_LENGTH) return { driver: walk(tokens[0]!), rest: [] };
+  const lone = words.length === 1 ? walkable(words[0]!) : null;
+  if (lone?.prefix && [...lone.term].length === HEAD_LENGTH) return { driver: walk(lone), rest: [] };
   // Sorting `cap` rows costs about what walking `wanted × contacts / cap` candidates does.
   const project = await db.selectFrom("projects").select("contact_count").where("id", "=", projectId).executeTakeFirst();
   const cap = Math.max(DENSE_PREFIX, Math.round(Math.sqrt(wanted * (project?.contact_count ?? 0))));
   const counts = await Promise.all(
-    tokens.map(async (token) => {
-      // A lone word of 4+ characters walks once past 2,000: no need to count further.
-      const limit = tokens.length === 1 && [...token].length > HEAD_LENGTH ? DENSE_PREFIX : cap;
-      const row = await db
-        .selectFrom((d) => range(d as never, token).select("t.contact_id").limit(limit).as("m"))
+    words.map(async (word, i) => {
+      // A lone walkable word walks once past 2,000: no need to count further.
+      const limit = lone ? DENSE_PREFIX : cap;
+      const row = word.matches.length === 0 ? { n: 0 } : await db
+        .selectFrom((d) => range(d as never, word).select("t.contact_id").limit(limit).as("m"))
         .select((eb) => eb.fn.countAll<number>().as("n"))
         .executeTakeFirstOrThrow();
-      return { token, n: Number(row.n), length: [...token].length };
+      const match = walkable(word);
+      return { word, i, n: Number(row.n), match, length: match ? [...match.term].length : 0 };
     }),
   );
   // Rarest first; among words past the cap, a walkable one, the longest (a longer prefix matches fewer).
-  const rank = (c: { length: number }) => (c.length === HEAD_LENGTH ? 1000 : c.length);
-  counts.sort((a, b) => (a.n !== b.n ? a.n - b.n : rank(b) - rank(a)));
+  const rank = (c: { length: number; match: TermMatch | null }) => (c.match?.prefix && c.length === HEAD_LENGTH ? 1000 : c.length);
+  counts.sort((a, b) => (a.n !== b.n ? a.n - b.n : rank(b) - rank(a) || a.i - b.i));
   const best = counts[0]!;
-  const rest = tokens.filter((t) => t !== best.token);
-  if (best.length === HEAD_LENGTH || (best.n >= DENSE_PREFIX && best.length > HEAD_LENGTH)) return { driver: walk(best.token), rest };
-  if (best.n >= cap) return { driver: null, rest: tokens };
-  return { driver: { query: (d: Db) => range(d, best.token) as unknown as DriverQuery, ordered: false } as Driver, rest };
+  const rest = words.filter((w) => w !== best.word);
+  if (best.match && (best.length === HEAD_LENGTH || best.n >= DENSE_PREFIX)) return { driver: walk(best.match), rest };
+  if (best.n >= cap) return { driver: null, rest: words };
+  return { driver: { query: (d: Db) => range(d, best.word) as unknown as DriverQuery, ordered: false } as Driver, rest };
 }

@@ -4,22 +4,28 @@ import { toPage } from "../lib/pagination.ts";
 import { toIso } from "../lib/time.ts";
 import { ApiError } from "../errors.ts";
 import { contactTypeIdsOfCategory, findContactType, findTagIds } from "../reference/repository.ts";
-import { emailKey, phoneKey, searchTokens } from "./matching.ts";
+import { emailKey, phoneKey } from "./matching.ts";
 import { listContactRows, type ContactFilters } from "./list-query.ts";
+import { relevanceRows } from "./search/relevance.ts";
+import { resolveSearch } from "./search/query.ts";
 import { projectRegion } from "./repository.ts";
 import type { ListContactsFilters } from "./schemas.ts";
 import { toContacts } from "./service.ts";
 
 /**
- * GET /contacts (docs/api.md §11): filters combine with AND, newest update
- * first, keyset cursor bound to the filter set.
+ * GET /contacts (docs/api.md §11): filters combine with AND, newest update first (or by
+ * relevance with a search, §11.6), keyset cursor bound to the filter set and the order.
  */
 export async function listContacts(db: Db, cursors: CursorCodec, projectId: string, query: ListContactsFilters) {
-  const { limit, cursor, ...rest } = query;
+  const { limit, cursor, sort, ...rest } = query;
+  const relevance = sort === "relevance";
+  if (relevance && rest.search === undefined) throw new ApiError("ERR_FORM_VALIDATION", "sort=relevance needs a search.", "sort");
   const tags = rest.tag === undefined ? undefined : [rest.tag].flat();
-  const boundFilters = { ...rest, tag: tags };
+  // The default order's cursors stay as they were; a relevance cursor is bound to that order too.
+  const boundFilters = { ...rest, tag: tags, sort: relevance ? sort : undefined };
   const filters: ContactFilters = {};
-  if (cursor) filters.after = cursors.decode(cursor, boundFilters) as [string, number];
+  const position = cursor ? cursors.decode(cursor, boundFilters) : undefined;
+  if (position && !relevance) filters.after = position as [string, number];
 
   if (rest.email !== undefined) filters.emailKey = emailKey(rest.email);
   if (rest.phone !== undefined) filters.phoneKey = phoneKey(rest.phone, await projectRegion(db, projectId)) ?? "";
@@ -41,8 +47,14 @@ export async function listContacts(db: Db, cursors: CursorCodec, projectId: stri
     filters.tagIds = tagIds;
   }
   if (rest.updatedSince !== undefined) filters.updatedSince = toIso(rest.updatedSince)!;
-  if (rest.search !== undefined) filters.searchTokens = searchTokens(rest.search);
+  const search = rest.search === undefined ? undefined : await resolveSearch(db, projectId, rest.search);
+  if (search) filters.searchWords = search.words;
 
+  if (relevance) {
+    const rows = await relevanceRows(db, projectId, filters, search!, position as [number, string, number] | undefined, limit);
+    const page = toPage(rows, limit, (r) => [r.rank, r.updated_at, r.contact_number], (r) => r, cursors, boundFilters);
+    return { data: await toContacts(db, page.data), pagination: page.pagination };
+  }
   const rows = await listContactRows(db, projectId, filters, limit);
   const page = toPage(rows, limit, (r) => [r.updated_at, r.contact_number], (r) => r, cursors, boundFilters);
   return { data: await toContacts(db, page.data), pagination: page.pagination };

@@ -18,38 +18,6 @@ export function phoneKey(phone: string | null, region: string): string | null {
   return digits.length > 0 ? digits : null;
 }
 
-/**
- * Search terms of a contact (docs/api.md §11.6, §11): every word of the names (split at spaces
- * and punctuation, and whole space-separated tokens), the whole email, and the contactId,
- * lower-cased. `search` then matches a prefix of any of them through an index.
- */
-export function searchTerms(fields: {
-  firstName: string | null;
-  lastName: string | null;
-  businessName: string | null;
-  email: string | null;
-  contactId: string;
-}): string[] {
-  const terms = new Set<string>();
-  for (const name of [fields.firstName, fields.lastName, fields.businessName]) {
-    if (!name) continue;
-    const lower = name.toLowerCase();
-    for (const token of lower.split(/\s+/)) if (token) terms.add(token);
-    for (const word of lower.split(/[^\p{L}\p{N}]+/u)) if (word) terms.add(word);
-  }
-  const email = emailKey(fields.email);
-  if (email) terms.add(email);
-  terms.add(fields.contactId.toLowerCase());
-  // SQLite stores lone surrogates as U+FFFD: make terms well-formed first, so two that
-  // differ only there cannot collide in the term index.
-  return [...new Set([...terms].map((t) => t.slice(0, 255).toWellFormed()))];
-}
-
-/** Search input → the tokens that must each prefix-match a term. */
-export function searchTokens(search: string): string[] {
-  return [...new Set(search.toWellFormed().toLowerCase().split(/\s+/).filter(Boolean))].slice(0, 8);
-}
-
 /** Upper bound of a prefix range: every string starting with `prefix` sorts below it. */
 export const prefixEnd = (prefix: string) => `${prefix}\u{10FFFF}`;
 

@@ -3,6 +3,7 @@ import type { ContactRow, Database, Db, NewContactRow } from "../storage/schema.
 import { jsonArrayFrom } from "../storage/query.ts";
 import { preparedInsert, preparedQuery } from "../storage/prepared.ts";
 import { termHead } from "./matching.ts";
+import { rememberTypoWords } from "./search/typo-keys.ts";
 
 /** A contact row with its contact type's name and category joined in. */
 export type ContactView = ContactRow & { type_name: string | null; type_category: string | null };
@@ -241,12 +242,14 @@ export async function insertContactTags(db: Db, contact: OrderKeys, tagIds: stri
 /** Search-term rows of a contact that has none yet (a new one), in one statement. */
 export async function insertSearchTerms(db: Db, projectId: string, contact: OrderKeys, terms: string[]): Promise<void> {
   await insertSearchTermRows(db, terms.map((term) => [projectId, term, contact.id, termHead(term), contact.updatedAt, contact.contactNumber]));
+  await rememberTypoWords(db, projectId, terms);
 }
 
 /** The tag and search-term rows of a batch's new contacts (docs/api.md §18.4), in a few statements. */
 export async function insertTagsAndTermsOfMany(db: Db, projectId: string, contacts: Array<OrderKeys & { tagIds: string[]; terms: string[] }>) {
   await insertContactTagRows(db, contacts.flatMap((c) => c.tagIds.map((tagId) => [c.id, tagId, c.updatedAt, c.contactNumber])));
   await insertSearchTermRows(db, contacts.flatMap((c) => c.terms.map((term) => [projectId, term, c.id, termHead(term), c.updatedAt, c.contactNumber])));
+  await rememberTypoWords(db, projectId, contacts.flatMap((c) => c.terms));
 }
 
 // The statements of a contact's update, compiled once: Kysely's building and SQLite's

@@ -162,6 +162,10 @@ export const ListContactsQuery = z.object({
     .openapi({ description: `Repeatable, at most ${MAX_TAG_FILTERS} times; every tag must match.` }),
   updatedSince: isoTimeSchema.optional(),
   search: z.string().min(1).max(255).optional(),
+  sort: z
+    .enum(["updatedAt", "relevance"])
+    .optional()
+    .openapi({ description: "updatedAt (default): most recently updated first. relevance (only with search): exact word matches, then prefix, then one-typo matches, each newest update first." }),
   limit: limitParam,
   cursor: cursorParam,
 });

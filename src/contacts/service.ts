@@ -5,7 +5,8 @@ import { eventOf, recordChange } from "../changes/record.ts";
 import { contactChanges, previousValues, subjectOf } from "../changes/diff.ts";
 import { defaultContactType } from "../reference/repository.ts";
 import { applyContactInput, storedReference, type ContactReference } from "./apply.ts";
-import { emailKey, phoneKey, searchTerms } from "./matching.ts";
+import { emailKey, phoneKey } from "./matching.ts";
+import { searchTerms } from "./search/terms.ts";
 import * as repo from "./repository.ts";
 import { missingContact } from "./missing.ts";
 import type { ContactView, TagsColumn } from "./repository.ts";
@@ -86,7 +87,7 @@ export async function createContact(
   const keys = { id, updatedAt: now, contactNumber: state.contactNumber };
   await indexDuplicates(db, projectId, [{ contactId: id, before: [], after: keysOfRow(row) }], now);
   await repo.insertContactTags(db, keys, state.tagIds);
-  await repo.insertSearchTerms(db, projectId, keys, termsOf(state));
+  await repo.insertSearchTerms(db, projectId, keys, termsOf(state, row.phone_key));
   await claimUniqueValues(db, projectId, id, uniqueValues, uniqueFields);
   const contact = await loadContact(db, projectId, state.contactNumber);
   const events = options.emitEvent === false ? [] : [eventOf("contact.created", { contact }, now, subjectOf(id, contact))];
@@ -174,9 +175,9 @@ export async function writeContactState(
   const keys = { id: row.id, updatedAt: now, contactNumber: after.contactNumber };
   // Rows written anew carry the new order keys already; the others are brought in step.
   const tagsRewritten = changed.includes("tags");
-  const termsRewritten = changed.some((f) => ["firstName", "lastName", "businessName", "email", "contactId"].includes(f));
+  const termsRewritten = changed.some((f) => ["firstName", "lastName", "businessName", "email", "phone", "contactId"].includes(f));
   if (tagsRewritten) await repo.replaceContactTags(db, keys, after.tagIds);
-  if (termsRewritten) await repo.replaceSearchTerms(db, projectId, keys, termsOf(after));
+  if (termsRewritten) await repo.replaceSearchTerms(db, projectId, keys, termsOf(after, newRow.phone_key));
   await repo.syncOrderKeys(db, keys, { tags: !tagsRewritten, terms: !termsRewritten });
   const contact = await loadContact(db, projectId, after.contactNumber);
   return { contact, changed, changes: contactChanges(contactOf(row), contact) };
@@ -264,4 +265,5 @@ export function toRow(s: ContactState, projectId: string, region: string): Omit<
   };
 }
 
-export const termsOf = (s: ContactState) => searchTerms({ ...s, contactId: formatContactId(s.contactNumber) });
+/** The contact's search terms (docs/api.md §11.6); `phoneKey` as its row stores it. */
+export const termsOf = (s: ContactState, phoneKey: string | null | undefined) => searchTerms({ ...s, phoneKey: phoneKey ?? null, contactId: formatContactId(s.contactNumber) });

@@ -106,7 +106,7 @@ export async function reinstateContact(db: Db, projectId: string, row: ContactVi
   await claimUniqueValues(db, projectId, row.id, uniqueValuesOf(uniqueFields, state.customFields), uniqueFields);
   const order = { id: row.id, updatedAt: now, contactNumber };
   await repo.insertContactTags(db, order, tagIds);
-  await repo.insertSearchTerms(db, projectId, order, termsOf(state));
+  await repo.insertSearchTerms(db, projectId, order, termsOf(state, keys.phone_key));
   await indexDuplicates(db, projectId, [{ contactId: row.id, before: [], after: keysOfRow(keys) }], now);
   return loadContact(db, projectId, contactNumber);
 }

@@ -4,21 +4,15 @@
  * domain. Two live contacts that share a key are a group.
  */
 
+import { foldCase } from "../lib/fold.ts";
+
 export type DuplicateReason = "email" | "phone" | "name";
 
-/** The letters folding cannot reach through NFKD: they have no combining form (docs/api.md §20.1). */
-const SPECIAL: Record<string, string> = { ß: "ss", ẞ: "ss", ø: "o", Ø: "o", ł: "l", Ł: "l", đ: "d", Đ: "d", æ: "ae", Æ: "ae", œ: "oe", Œ: "oe", þ: "th", Þ: "th", ı: "i" };
-
 /**
- * Case and accents ignored: NFKD, combining marks dropped, the letters above spelled out,
- * lower-cased, runs of spaces and punctuation made one space.
+ * Case and accents ignored (src/lib/fold.ts), runs of spaces and punctuation made one space.
  */
 export function foldText(text: string): string {
-  return text
-    .normalize("NFKD")
-    .replace(/\p{M}+/gu, "")
-    .replace(/[ßẞøØłŁđĐæÆœŒþÞı]/g, (c) => SPECIAL[c] ?? c)
-    .toLowerCase()
+  return foldCase(text)
     .replace(/[^\p{L}\p{N}]+/gu, " ")
     .trim();
 }

@@ -118,6 +118,12 @@ export interface Database {
     updated_at: string;
     contact_number: number;
   };
+  /** A word of the project's search terms by the keys one typo away finds it by (docs/api.md §11.6). */
+  search_typo_keys: {
+    project_id: string;
+    key: string;
+    word: string;
+  };
   interaction_logs: {
     id: string;
     project_id: string;

@@ -22,7 +22,7 @@ import { until } from "../helpers/until.ts";
 /** Every table of the data, as the brief of docs/scaling.md §6 lists them (schema_migrations is bookkeeping). */
 const TABLES = [
   "settings", "projects", "api_keys", "contact_types", "interaction_types", "custom_fields", "tags", "contacts",
-  "contact_tags", "contact_search_terms", "contact_unique_values", "contact_name_keys", "duplicate_groups", "merges", "interaction_logs", "events", "idempotency_records", "webhooks",
+  "contact_tags", "contact_search_terms", "search_typo_keys", "contact_unique_values", "contact_name_keys", "duplicate_groups", "merges", "interaction_logs", "events", "idempotency_records", "webhooks",
   "deliveries", "delivery_attempts", "forms", "form_submissions", "admins", "admin_imports", "erased_contacts", "changes",
   "change_counters",
 ];

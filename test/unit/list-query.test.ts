@@ -4,6 +4,7 @@
  * contact), several words (the rarest drives), a tag, several types, an email, and their
  * combinations give exactly the matching contacts in list order, page after page.
  */
+import type { SearchWord } from "../../src/contacts/search/query.ts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -83,26 +84,28 @@ async function expected(match: (s: Seeded) => boolean) {
     .map((r) => r.contact_number);
 }
 
+/** Search words as resolveSearch makes them for plain text: each a prefix (docs/api.md §11.6). */
+const prefixWords = (tokens: string[]): SearchWord[] => tokens.map((term) => ({ matches: [{ term, prefix: true }], exact: [{ term, prefix: false }] }));
 const words = (s: Seeded) => [s.first.toLowerCase(), s.last.toLowerCase(), s.email, `cr-${s.number}`];
 const prefixMatch = (s: Seeded, token: string) => words(s).some((w) => w.startsWith(token));
 
 describe("GET /contacts drivers", () => {
   test("a dense prefix (walked in list order) returns every match once, in order", async () => {
     // "mar" matches Mark, Maria, Martin, Marek, Marsh and their emails: over 2,000 term rows.
-    expect(await walkAll({ searchTokens: ["mar"] }, 50)).toEqual(await expected((s) => prefixMatch(s, "mar")));
+    expect(await walkAll({ searchWords: prefixWords(["mar"]) }, 50)).toEqual(await expected((s) => prefixMatch(s, "mar")));
   });
 
   test("a longer prefix of a dense group (about 1,000 matches, sorted) returns every match in order", async () => {
-    expect(await walkAll({ searchTokens: ["mari"] }, 37)).toEqual(await expected((s) => prefixMatch(s, "mari")));
+    expect(await walkAll({ searchWords: prefixWords(["mari"]) }, 37)).toEqual(await expected((s) => prefixMatch(s, "mari")));
   });
 
   test("a rare prefix (sorted) returns every match in order", async () => {
-    expect(await walkAll({ searchTokens: ["paul1"] }, 20)).toEqual(await expected((s) => prefixMatch(s, "paul1")));
+    expect(await walkAll({ searchWords: prefixWords(["paul1"]) }, 20)).toEqual(await expected((s) => prefixMatch(s, "paul1")));
   });
 
   test("a short prefix and a multi-word search", async () => {
-    expect(await walkAll({ searchTokens: ["z"] }, 100)).toEqual(await expected((s) => prefixMatch(s, "z")));
-    expect(await walkAll({ searchTokens: ["mar", "marsh"] }, 30)).toEqual(
+    expect(await walkAll({ searchWords: prefixWords(["z"]) }, 100)).toEqual(await expected((s) => prefixMatch(s, "z")));
+    expect(await walkAll({ searchWords: prefixWords(["mar", "marsh"]) }, 30)).toEqual(
       await expected((s) => prefixMatch(s, "mar") && prefixMatch(s, "marsh")),
     );
   });
@@ -112,7 +115,7 @@ describe("GET /contacts drivers", () => {
     const [eleven] = (await findTagIds(db, projectId, ["eleven"]))!;
     expect(await walkAll({ tagIds: [five!] }, 50)).toEqual(await expected((s) => s.tags.includes("five")));
     expect(await walkAll({ tagIds: [five!, eleven!] }, 50)).toEqual([]);
-    expect(await walkAll({ tagIds: [eleven!], searchTokens: ["mark"] }, 10)).toEqual(
+    expect(await walkAll({ tagIds: [eleven!], searchWords: prefixWords(["mark"]) }, 10)).toEqual(
       await expected((s) => s.tags.includes("eleven") && prefixMatch(s, "mark")),
     );
   });
@@ -120,10 +123,10 @@ describe("GET /contacts drivers", () => {
   test("updatedSince and email filters combine with a dense search", async () => {
     const since = (await db.selectFrom("contacts").select("updated_at").where("contact_number", "=", 1200).executeTakeFirstOrThrow()).updated_at;
     const times = new Map((await db.selectFrom("contacts").select(["contact_number", "updated_at"]).execute()).map((r) => [r.contact_number, r.updated_at]));
-    expect(await walkAll({ searchTokens: ["mar"], updatedSince: since }, 5)).toEqual(
+    expect(await walkAll({ searchWords: prefixWords(["mar"]), updatedSince: since }, 5)).toEqual(
       await expected((s) => prefixMatch(s, "mar") && times.get(s.number)! >= since),
     );
-    expect(await walkAll({ searchTokens: ["mar"], emailKey: "maria1@example.com" }, 5)).toEqual([2]);
+    expect(await walkAll({ searchWords: prefixWords(["mar"]), emailKey: "maria1@example.com" }, 5)).toEqual([2]);
   });
 
   test("several contact types (a category) merge their walks in list order, page after page", async () => {
@@ -140,18 +143,18 @@ describe("GET /contacts drivers", () => {
   test("an email or phone drives; type, tags and every search word are checked on its few rows", async () => {
     const [five] = (await findTagIds(db, projectId, ["five"]))!;
     // Contact 1 (index 0): Mark Marsh, mark0@example.com, tag five, type Customer.
-    expect(await walkAll({ emailKey: "mark0@example.com", searchTokens: ["mar", "marsh"], tagIds: [five!], contactTypeIds: [typeIds.Customer!] }, 5)).toEqual([1]);
-    expect(await walkAll({ emailKey: "mark0@example.com", searchTokens: ["mar", "stone"] }, 5)).toEqual([]);
+    expect(await walkAll({ emailKey: "mark0@example.com", searchWords: prefixWords(["mar", "marsh"]), tagIds: [five!], contactTypeIds: [typeIds.Customer!] }, 5)).toEqual([1]);
+    expect(await walkAll({ emailKey: "mark0@example.com", searchWords: prefixWords(["mar", "stone"]) }, 5)).toEqual([]);
     expect(await walkAll({ emailKey: "mark0@example.com", contactTypeIds: [typeIds.Lead!] }, 5)).toEqual([]);
     expect(await walkAll({ emailKey: "mark0@example.com", phoneKey: "+14155550100" }, 5)).toEqual([]);
   });
 
   test("a dense 1-letter word (no driver: the contacts are walked) alone, with a tag and with a type", async () => {
     const [five] = (await findTagIds(db, projectId, ["five"]))!;
-    expect(await walkAll({ searchTokens: ["m"] }, 150)).toEqual(await expected((s) => prefixMatch(s, "m")));
-    expect(await walkAll({ searchTokens: ["m", "s"] }, 90)).toEqual(await expected((s) => prefixMatch(s, "m") && prefixMatch(s, "s")));
-    expect(await walkAll({ searchTokens: ["m"], tagIds: [five!] }, 40)).toEqual(await expected((s) => prefixMatch(s, "m") && s.tags.includes("five")));
-    expect(await walkAll({ searchTokens: ["m"], contactTypeIds: [typeIds.Lead!, typeIds.Other!] }, 40)).toEqual(
+    expect(await walkAll({ searchWords: prefixWords(["m"]) }, 150)).toEqual(await expected((s) => prefixMatch(s, "m")));
+    expect(await walkAll({ searchWords: prefixWords(["m", "s"]) }, 90)).toEqual(await expected((s) => prefixMatch(s, "m") && prefixMatch(s, "s")));
+    expect(await walkAll({ searchWords: prefixWords(["m"]), tagIds: [five!] }, 40)).toEqual(await expected((s) => prefixMatch(s, "m") && s.tags.includes("five")));
+    expect(await walkAll({ searchWords: prefixWords(["m"]), contactTypeIds: [typeIds.Lead!, typeIds.Other!] }, 40)).toEqual(
       await expected((s) => prefixMatch(s, "m") && (s.type === "Lead" || s.type === "Other")),
     );
   });
@@ -159,15 +162,15 @@ describe("GET /contacts drivers", () => {
   test("several words: the rarest drives, in any order, and each must match", async () => {
     const both = await expected((s) => prefixMatch(s, "mar") && prefixMatch(s, "stone"));
     expect(both.length).toBeGreaterThan(0);
-    expect(await walkAll({ searchTokens: ["mar", "stone"] }, 25)).toEqual(both);
-    expect(await walkAll({ searchTokens: ["stone", "mar"] }, 25)).toEqual(both);
-    expect(await walkAll({ searchTokens: ["m", "marsh", "paul"] }, 25)).toEqual(await expected((s) => ["m", "marsh", "paul"].every((t) => prefixMatch(s, t))));
+    expect(await walkAll({ searchWords: prefixWords(["mar", "stone"]) }, 25)).toEqual(both);
+    expect(await walkAll({ searchWords: prefixWords(["stone", "mar"]) }, 25)).toEqual(both);
+    expect(await walkAll({ searchWords: prefixWords(["m", "marsh", "paul"]) }, 25)).toEqual(await expected((s) => ["m", "marsh", "paul"].every((t) => prefixMatch(s, t))));
   });
 
   test("a rare prefix (sorted) with updatedSince and a type, page after page", async () => {
     const since = (await db.selectFrom("contacts").select("updated_at").where("contact_number", "=", 100).executeTakeFirstOrThrow()).updated_at;
     const times = new Map((await db.selectFrom("contacts").select(["contact_number", "updated_at"]).execute()).map((r) => [r.contact_number, r.updated_at]));
-    expect(await walkAll({ searchTokens: ["paul1"], updatedSince: since, contactTypeIds: [typeIds.Lead!] }, 7)).toEqual(
+    expect(await walkAll({ searchWords: prefixWords(["paul1"]), updatedSince: since, contactTypeIds: [typeIds.Lead!] }, 7)).toEqual(
       await expected((s) => prefixMatch(s, "paul1") && s.type === "Lead" && times.get(s.number)! >= since),
     );
   });
@@ -176,12 +179,12 @@ describe("GET /contacts drivers", () => {
 describe("GET /contacts pages: whole rows, limit + 1 of them, in list order", () => {
   const FILTERS: Array<[string, () => Promise<ContactFilters>]> = [
     ["no filter (the project in list order)", async () => ({})],
-    ["a dense prefix (walked)", async () => ({ searchTokens: ["mar"] })],
-    ["a rarer prefix (sorted)", async () => ({ searchTokens: ["mari"] })],
-    ["a dense 1-letter word (checked on each contact)", async () => ({ searchTokens: ["m"] })],
+    ["a dense prefix (walked)", async () => ({ searchWords: prefixWords(["mar"]) })],
+    ["a rarer prefix (sorted)", async () => ({ searchWords: prefixWords(["mari"]) })],
+    ["a dense 1-letter word (checked on each contact)", async () => ({ searchWords: prefixWords(["m"]) })],
     ["a tag", async () => ({ tagIds: (await findTagIds(db, projectId, ["five"]))! })],
     ["several contact types", async () => ({ contactTypeIds: [typeIds.Lead!, typeIds.Other!] })],
-    ["one contact type and a word", async () => ({ contactTypeIds: [typeIds.Lead!], searchTokens: ["mar"] })],
+    ["one contact type and a word", async () => ({ contactTypeIds: [typeIds.Lead!], searchWords: prefixWords(["mar"]) })],
   ];
 
   for (const [name, filters] of FILTERS)
@@ -204,7 +207,7 @@ describe("GET /contacts pages: whole rows, limit + 1 of them, in list order", ()
 
   test("an empty set of contact types (a category with no type) matches nothing, whatever else is asked", async () => {
     expect(await listContactRows(db, projectId, { contactTypeIds: [] }, 10)).toHaveLength(0);
-    expect(await listContactRows(db, projectId, { contactTypeIds: [], searchTokens: ["mar"] }, 10)).toHaveLength(0);
+    expect(await listContactRows(db, projectId, { contactTypeIds: [], searchWords: prefixWords(["mar"]) }, 10)).toHaveLength(0);
     expect(await listContactRows(db, projectId, { contactTypeIds: [], emailKey: "mark0@example.com" }, 10)).toHaveLength(0);
   });
 });
@@ -302,26 +305,26 @@ describe("GET /contacts: the rarest filter drives", () => {
   });
 
   test("a lone 3-letter word walks its head group without counting", async () => {
-    expect(await driving({ searchTokens: ["mar"] })).toMatchObject({ counts: 0, walked: "mar" });
+    expect(await driving({ searchWords: prefixWords(["mar"]) })).toMatchObject({ counts: 0, walked: "mar" });
   });
 
   test("a lone dense word of 4+ letters walks its head group (no range of 2,000+ rows is sorted)", async () => {
-    expect(await driving({ searchTokens: ["stone"] })).toMatchObject({ walked: "stone", ranged: undefined });
+    expect(await driving({ searchWords: prefixWords(["stone"]) })).toMatchObject({ walked: "stone", ranged: undefined });
   });
 
   test("a lone rare word of 4+ letters takes its range, sorted", async () => {
-    expect(await driving({ searchTokens: ["paul1"] })).toMatchObject({ ranged: "paul1", walked: undefined });
+    expect(await driving({ searchWords: prefixWords(["paul1"]) })).toMatchObject({ ranged: "paul1", walked: undefined });
   });
 
   test("of several words the rarest drives; only the others are checked on each candidate", async () => {
     for (const tokens of [["stone", "paul1"], ["paul1", "stone"]]) {
-      expect(await driving({ searchTokens: tokens })).toMatchObject({ ranged: "paul1", checked: ["stone"] });
+      expect(await driving({ searchWords: prefixWords(tokens) })).toMatchObject({ ranged: "paul1", checked: ["stone"] });
     }
   });
 
   test("of several dense words, a 3-letter one (its head group holds only its matches) is walked", async () => {
     for (const tokens of [["stone", "mar"], ["mar", "stone"]]) {
-      expect(await driving({ searchTokens: tokens })).toMatchObject({ walked: "mar", checked: ["stone"] });
+      expect(await driving({ searchWords: prefixWords(tokens) })).toMatchObject({ walked: "mar", checked: ["stone"] });
     }
   });
 });

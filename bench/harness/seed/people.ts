@@ -5,7 +5,8 @@
  * rawContact, the row the storage limits insert (bench/limits.ts, bench/postgres/limits.ts)
  * with the bodies bench/wrk/post.lua sends.
  */
-import { emailKey, phoneKey, searchTerms } from "../../../src/contacts/matching.ts";
+import { emailKey, phoneKey } from "../../../src/contacts/matching.ts";
+import { searchTerms } from "../../../src/contacts/search/terms.ts";
 import { formatContactId } from "../../../src/contacts/service.ts";
 import { emptyAddress } from "../../../src/contacts/state.ts";
 import { seededRandom } from "../../../test/helpers/random.ts";
@@ -108,8 +109,9 @@ export function rawContact(n: number, region: string, tagIds: Map<string, string
   const phone = `+1 415 555 ${String(Math.floor(Math.random() * 10000)).padStart(4, "0")}`;
   const address = JSON.stringify({ ...emptyAddress(), city: "Springfield", country: "US" });
   const tags = [tagIds.get(pickAny(RAW_TAG_NAMES))].filter((t): t is string => !!t);
-  const terms = searchTerms({ firstName: first, lastName: last, businessName: null, email, contactId: formatContactId(n) });
-  return { first, last, email, emailKey: emailKey(email), phone, phoneKey: phoneKey(phone, region), address, tags, terms };
+  const key = phoneKey(phone, region);
+  const terms = searchTerms({ firstName: first, lastName: last, businessName: null, email, phoneKey: key, contactId: formatContactId(n) });
+  return { first, last, email, emailKey: emailKey(email), phone, phoneKey: key, address, tags, terms };
 }
 
 /** The contact.created event body of a raw row, service shape (the event INSERT of createContact). */

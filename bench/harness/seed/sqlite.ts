@@ -10,7 +10,8 @@
  *   bun bench/harness/seed/sqlite.ts <db-path> <project-id> [count]
  */
 import { Database } from "bun:sqlite";
-import { emailKey, phoneKey, searchTerms, termHead } from "../../../src/contacts/matching.ts";
+import { emailKey, phoneKey, termHead } from "../../../src/contacts/matching.ts";
+import { searchTerms } from "../../../src/contacts/search/terms.ts";
 import { formatContactId } from "../../../src/contacts/service.ts";
 import { emptyAddress } from "../../../src/contacts/state.ts";
 import { newId } from "../../../src/lib/ids.ts";
@@ -106,7 +107,7 @@ export function seed(dbPath: string, projectId: string, count: number): SeedResu
           tagRows++;
         }
       }
-      for (const term of searchTerms({ firstName: first, lastName: last, businessName: business, email: emailValue, contactId: formatContactId(n) })) {
+      for (const term of searchTerms({ firstName: first, lastName: last, businessName: business, email: emailValue, phoneKey: phoneKey(phone, region), contactId: formatContactId(n) })) {
         insertTerm.run(...termRow(term, n, updatedAt));
         terms++;
       }

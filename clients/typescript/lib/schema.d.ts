@@ -3332,6 +3332,8 @@ export interface operations {
                 /** @description RFC 3339 date-time with its offset (Z or ±hh:mm), or a date alone (2024-05-01, its midnight UTC). A date-time without an offset is refused. */
                 updatedSince?: string | unknown | unknown;
                 search?: string;
+                /** @description updatedAt (default): most recently updated first. relevance (only with search): exact word matches, then prefix, then one-typo matches, each newest update first. */
+                sort?: "updatedAt" | "relevance";
                 /** @description Page size, 1–200. */
                 limit?: number;
                 /** @description pagination.nextCursor of the previous page. */
