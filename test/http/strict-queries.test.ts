@@ -18,7 +18,7 @@ let readOnlyKey: string;
 
 /** A public address literal: a production server accepts it without a DNS lookup. */
 const HOOK_URL = "https://93.184.216.34/crm-hook";
-const LIST_CONTACTS_PARAMETERS = "email, phone, contactTypeId, contactTypeCategory, tag, updatedSince, search, limit, cursor";
+const LIST_CONTACTS_PARAMETERS = "email, phone, contactTypeId, contactTypeCategory, tag, updatedSince, search, sort, limit, cursor";
 
 beforeAll(async () => {
   const { api, server, project } = svc();
@@ -58,7 +58,15 @@ describe("an unknown query parameter on every operation of the served document i
 });
 
 scenarios("strict queries (docs/api.md §3.3)", svc, [
-  ...["tags", "q", "sort", "page"].map((name) => ({
+  {
+    name: "GET /contacts?sort= takes updatedAt or relevance only (docs/api.md §11.6)",
+    method: "GET",
+    path: "/contacts",
+    query: { search: "vip", sort: "name" },
+    status: 422,
+    error: { code: "ERR_FORM_VALIDATION", fieldName: "sort" },
+  },
+  ...["tags", "q", "page"].map((name) => ({
     name: `GET /contacts?${name}= is 422 ${name}, naming the filters it takes`,
     method: "GET",
     path: "/contacts",
