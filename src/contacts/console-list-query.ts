@@ -3,7 +3,7 @@ import { keysetAfter } from "../storage/keyset.ts";
 import type { Database, Db } from "../storage/schema.ts";
 import type { FilterOnly } from "../storage/port.ts";
 import { filterOnlyIn } from "../storage/query.ts";
-import { hasTermIn, termIn, type TermMatch } from "./search/query.ts";
+import { hasTermIn, projectTermIn, type TermMatch } from "./search/query.ts";
 
 /**
  * The SQL of the console's contacts list (docs/admin.md §3): every sort in both directions,
@@ -111,8 +111,7 @@ function driverQuery(db: Db, projectId: string, part: Part): { idRef: string; q:
           .selectFrom("contact_search_terms")
           .select("contact_search_terms.contact_id as id")
           .distinct()
-          .where("contact_search_terms.project_id", "=", projectId)
-          .where((inner) => termIn(inner, "contact_search_terms.term", part.matches)),
+          .where((inner) => projectTermIn(inner, "contact_search_terms", projectId, part.matches)),
       };
   }
 }

@@ -4,7 +4,7 @@ import type { Database, Db } from "../storage/schema.ts";
 import type { FilterOnly } from "../storage/port.ts";
 import { contactsByIds, filterOnlyIn } from "../storage/query.ts";
 import { HEAD_LENGTH, termHead } from "./matching.ts";
-import { hasTermIn, termIn, type SearchWord, type TermMatch } from "./search/query.ts";
+import { hasTermIn, projectTermIn, type SearchWord, type TermMatch } from "./search/query.ts";
 import { withType, type ContactView } from "./repository.ts";
 
 export interface ContactFilters {
@@ -216,7 +216,7 @@ function tagDriver(tagId: string): Driver {
  * drives (`driver: null`): the page walks the contacts in list order, checking the words.
  */
 async function searchDriver(db: Db, projectId: string, words: SearchWord[], wanted: number) {
-  const range = (d: Db, word: SearchWord) => d.selectFrom("contact_search_terms as t").where("t.project_id", "=", projectId).where((eb) => termIn(eb, "t.term", word.matches));
+  const range = (d: Db, word: SearchWord) => d.selectFrom("contact_search_terms as t").where((eb) => projectTermIn(eb, "t", projectId, word.matches));
   const walkable = (word: SearchWord) => (word.matches.length === 1 && [...word.matches[0]!.term].length >= HEAD_LENGTH ? word.matches[0]! : null);
   const walk = (match: TermMatch): Driver => ({
     query: (d) => {

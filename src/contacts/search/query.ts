@@ -151,6 +151,17 @@ export function termIn(eb: ExpressionBuilder<any, any>, column: string, matches:
   return matches.length === 1 ? one(matches[0]!) : eb.or(matches.map(one));
 }
 
+/**
+ * The project's term rows (`alias`: contact_search_terms) in one of `matches`. Each branch of
+ * the OR names the project itself: SQLite then reads each as its own range of the primary
+ * key (a MULTI-INDEX OR); with the project outside the OR it scanned the project's terms.
+ */
+export function projectTermIn(eb: ExpressionBuilder<any, any>, alias: string, projectId: string, matches: TermMatch[]): Expression<SqlBool> {
+  if (matches.length === 0) return sql<SqlBool>`1 = 0`;
+  const project = eb(sql.ref(`${alias}.project_id`), "=", projectId);
+  return eb.or(matches.map((m) => eb.and([project, termIn(eb, `${alias}.term`, [m])])));
+}
+
 /** The contact whose id is `contactId` has a term in `matches` (contact_search_terms_contact). */
 export function hasTermIn(eb: ExpressionBuilder<Database, any>, contactId: string, matches: TermMatch[]): Expression<SqlBool> {
   return eb.exists(
