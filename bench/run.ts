@@ -24,6 +24,10 @@
  * - duplicates, merge and undo (bench/duplicates.ts, run as a child last, on data of its own
  *   with ~5 % duplicates: the same number of contacts on SQLite, up to 200,000 on
  *   PostgreSQL); its section goes into bench/RESULTS.md after the PostgreSQL one.
+ * - search (bench/search.ts, run as a child after it, on data of its own: the same number of
+ *   contacts on both backends, loaded by the build before issue 31 and migrated by this one):
+ *   each kind of query's latency at one connection, the search index's size before and
+ *   after, the migration's time; its section goes into bench/RESULTS.md last.
  *
  * Right after seeding, tenants.json in the temp dir keeps the project ids, keys, counts and
  * the seed figures. BENCH_DATA=<dir> (a temp dir kept by BENCH_KEEP=1: crm.db, secret.key,
@@ -40,7 +44,8 @@
  * BENCH_NO_WRK=1 forces bench/loadgen.ts, BENCH_COSTS=0 leaves bench/costs.ts out, BENCH_POSTGRES=0 leaves
  * the PostgreSQL section out (its own variables, BENCH_PG_*, are in bench/postgres.ts; it also
  * leaves PostgreSQL out of bench/duplicates.ts), BENCH_DUPLICATES=0 leaves bench/duplicates.ts out
- * (its own variables, BENCH_DUP_*, are in its header).
+ * (its own variables, BENCH_DUP_*, are in its header), BENCH_SEARCH=0 leaves bench/search.ts out
+ * (its own variables, BENCH_SEARCH_*, are in its header).
  * `bun bench/run.ts 100000` is BENCH_CONTACTS=100000 (a quick run).
  */
 import type { Subprocess } from "bun";
@@ -73,8 +78,11 @@ const POSTGRES_LIMIT_MS = POSTGRES ? PG_LIMIT_MS : 0;
 const DUPLICATES = process.env.BENCH_DUPLICATES !== "0";
 // bench/duplicates.ts: its loads at a pessimistic 400 contacts/s (SQLite) and 200/s (PostgreSQL, at most 200,000), plus 20 min.
 const DUPLICATES_LIMIT_MS = DUPLICATES ? (20 * 60 + (CONTACTS * 1.11) / 400 + (POSTGRES ? (Math.min(CONTACTS, 200_000) * 1.11) / 200 : 0)) * 1000 : 0;
+const SEARCH = process.env.BENCH_SEARCH !== "0";
+// bench/search.ts: its loads at a pessimistic 250 contacts/s per backend, plus 20 min each for the migration and the queries, plus 5 min.
+const SEARCH_LIMIT_MS = SEARCH ? ((CONTACTS * 1.11) / 250 * (POSTGRES ? 2 : 1) + 20 * 60 * (POSTGRES ? 2 : 1) + 5 * 60) * 1000 : 0;
 // 30 min for the scenarios, plus building the data through the API at a pessimistic 400 contacts/s.
-const HARD_LIMIT_MS = 30 * 60_000 + Math.ceil((CONTACTS * 1.11) / 400) * 1000 + POSTGRES_LIMIT_MS + DUPLICATES_LIMIT_MS;
+const HARD_LIMIT_MS = 30 * 60_000 + Math.ceil((CONTACTS * 1.11) / 400) * 1000 + POSTGRES_LIMIT_MS + DUPLICATES_LIMIT_MS + SEARCH_LIMIT_MS;
 
 const WRK = process.env.BENCH_NO_WRK ? null : Bun.which("wrk");
 const children = new Children();
@@ -276,9 +284,19 @@ async function main() {
   let dupSection = "";
   if (DUPLICATES) {
     log(`duplicates, merge and undo (bun bench/duplicates.ts ${CONTACTS})…`);
-    dupSection = await duplicatesSection(CONTACTS, DUPLICATES_LIMIT_MS).catch((error) => {
+    dupSection = await childSection("bench/duplicates.ts", "bench:duplicates", "BENCH_DUP_SECTION", CONTACTS, DUPLICATES_LIMIT_MS).catch((error) => {
       console.warn(`[bench] WARNING: bench/duplicates.ts failed; its section is left out: ${error}`);
       return `## Duplicates and merge (bench/duplicates.ts)\n\nThe run failed: ${String(error).split("\n")[0]}`;
+    });
+  }
+
+  // Then search (its own servers, cluster and data: the build before issue 31 loads it, the current build migrates it).
+  let searchSection = "";
+  if (SEARCH) {
+    log(`search (bun bench/search.ts ${CONTACTS})…`);
+    searchSection = await childSection("bench/search.ts", "bench:search", "BENCH_SEARCH_SECTION", CONTACTS, SEARCH_LIMIT_MS).catch((error) => {
+      console.warn(`[bench] WARNING: bench/search.ts failed; its section is left out: ${error}`);
+      return `## Search (bench/search.ts)\n\nThe run failed: ${String(error).split("\n")[0]}`;
     });
   }
 
@@ -286,22 +304,23 @@ async function main() {
     CONNECTIONS, CONTACTS: contacts, SECONDS, WARMUP, SEED_CONNECTIONS, DATA, started, nproc: cpus().length, cpuModel: cpus()[0]?.model ?? "unknown CPU",
     bunVersion: Bun.version, loader: loaderName, startLoad, made, seeded, measured, dataNote: data.dataNote, statisticsNote, raw, rawFull, bareR,
     getOne, reads, postContacts, postInteractions, single, singleWarm, rows, rssRows, idleRssKb, webhooks, readySeeded, readyEmpty, build,
-    schemaCheck, profile, probes, costs, pgSection: [pgSection, dupSection].filter(Boolean).join("\n\n"), before, ratio,
+    schemaCheck, profile, probes, costs, pgSection: [pgSection, dupSection, searchSection].filter(Boolean).join("\n\n"), before, ratio,
   }, join(ROOT, "bench", "RESULTS.md"));
   log("wrote bench/RESULTS.md");
 }
 
 /**
- * bench/duplicates.ts N --print as a child (BENCH_POSTGRES passed on in the environment): the
- * Markdown section between its BENCH_DUP_SECTION lines, its progress lines passed through.
+ * `bun <script> N --print` as a child (bench/duplicates.ts, bench/search.ts; BENCH_POSTGRES
+ * passed on in the environment): the Markdown section between its `<marker>_BEGIN` and
+ * `<marker>_END` lines, its progress lines (those starting with `[<label>]`) passed through.
  */
-async function duplicatesSection(contacts: number, timeoutMs: number): Promise<string> {
-  const proc = Bun.spawn([BUN, "bench/duplicates.ts", String(contacts), "--print"], { cwd: ROOT, stdout: "pipe", stderr: "inherit" });
+async function childSection(script: string, label: string, marker: string, contacts: number, timeoutMs: number): Promise<string> {
+  const proc = Bun.spawn([BUN, script, String(contacts), "--print"], { cwd: ROOT, stdout: "pipe", stderr: "inherit" });
   children.add(proc);
   const timer = setTimeout(() => proc.kill("SIGTERM"), timeoutMs);
   const kept: string[] = [];
   let partial = "";
-  const take = (line: string) => (line.startsWith("[bench:duplicates]") ? console.log(line) : kept.push(line));
+  const take = (line: string) => (line.startsWith(`[${label}]`) ? console.log(line) : kept.push(line));
   const decoder = new TextDecoder();
   const reader = proc.stdout.getReader();
   for (let r = await reader.read(); !r.done; r = await reader.read()) {
@@ -314,10 +333,10 @@ async function duplicatesSection(contacts: number, timeoutMs: number): Promise<s
   clearTimeout(timer);
   children.delete(proc);
   const body = kept.join("\n");
-  const begin = body.indexOf("BENCH_DUP_SECTION_BEGIN\n");
-  const end = body.indexOf("\nBENCH_DUP_SECTION_END");
-  if (code !== 0 || begin < 0 || end < 0) throw new Error(`bench/duplicates.ts exited with ${code}`);
-  return body.slice(begin + "BENCH_DUP_SECTION_BEGIN\n".length, end);
+  const begin = body.indexOf(`${marker}_BEGIN\n`);
+  const end = body.indexOf(`\n${marker}_END`);
+  if (code !== 0 || begin < 0 || end < 0) throw new Error(`${script} exited with ${code}`);
+  return body.slice(begin + `${marker}_BEGIN\n`.length, end);
 }
 
 try {
