@@ -24,13 +24,17 @@ beforeAll(async () => {
   // A project of its own: a typo is forgiven only when a word matches nothing in the project.
   const project = await server.newProject({ rateLimitPerMinute: 100_000 });
   api = server.client({ projectId: project.id, rotateEvery: 100_000 });
-  const items = PEOPLE.map(({ key: _key, ...fields }) => fields);
-  const res = await api("POST", "/contacts/batch", { body: { operation: "create", atomic: true, items } });
-  expectStatus(res, 200);
-  res.json.results.forEach((r: { contactId: string }, i: number) => {
-    idOf.set(PEOPLE[i]!.key, r.contactId);
-    keyOf.set(r.contactId, PEOPLE[i]!.key);
-  });
+  // Batches of 50: each batch is one transaction, so the order by updatedAt has steps to check.
+  for (let start = 0; start < PEOPLE.length; start += 50) {
+    const people = PEOPLE.slice(start, start + 50);
+    const items = people.map(({ key: _key, ...fields }) => fields);
+    const res = await api("POST", "/contacts/batch", { body: { operation: "create", atomic: true, items } });
+    expectStatus(res, 200);
+    res.json.results.forEach((r: { contactId: string }, i: number) => {
+      idOf.set(people[i]!.key, r.contactId);
+      keyOf.set(r.contactId, people[i]!.key);
+    });
+  }
 }, 120_000);
 afterAll(() => server?.stop());
 
@@ -48,12 +52,15 @@ function queryText(query: string): string {
 
 interface Outcome {
   keys: string[];
+  /** Each contact's updatedAt, in the order of keys. */
+  times: string[];
   error?: string;
 }
 
 /** Every page of `search` (limit 100) in order, as keys. */
 async function search(text: string, sort?: "relevance"): Promise<Outcome> {
   const keys: string[] = [];
+  const times: string[] = [];
   let cursor: string | null = null;
   try {
     for (let page = 0; page < 10; page++) {
@@ -61,26 +68,33 @@ async function search(text: string, sort?: "relevance"): Promise<Outcome> {
       if (sort) query.sort = sort;
       if (cursor) query.cursor = cursor;
       const res = await api("GET", "/contacts", { query });
-      if (res.status !== 200) return { keys, error: `${res.status} ${res.json?.code ?? ""} ${res.json?.message ?? ""}`.trim() };
-      keys.push(...res.json.data.map((c: { contactId: string }) => keyOf.get(c.contactId) ?? c.contactId));
-      if (!res.json.pagination.hasMore) return { keys };
+      if (res.status !== 200) return { keys, times, error: `${res.status} ${res.json?.code ?? ""} ${res.json?.message ?? ""}`.trim() };
+      for (const c of res.json.data as { contactId: string; updatedAt: string }[]) {
+        keys.push(keyOf.get(c.contactId) ?? c.contactId);
+        times.push(c.updatedAt);
+      }
+      if (!res.json.pagination.hasMore) return { keys, times };
       cursor = res.json.pagination.nextCursor;
     }
-    return { keys, error: "more than 10 pages" };
+    return { keys, times, error: "more than 10 pages" };
   } catch (error) {
-    return { keys, error: String(error).split("\n")[0] };
+    return { keys, times, error: String(error).split("\n")[0] };
   }
 }
 
 const sameSet = (a: string[], b: string[]) => a.length === b.length && new Set(a).size === a.length && a.every((k) => b.includes(k));
+const newestFirst = (times: string[]) => times.every((t, i) => i === 0 || Date.parse(times[i - 1]!) >= Date.parse(t));
 
-/** Why `outcome` fails `q` (null: it passes). Relevance also puts `exactFirst` first. */
+/**
+ * Why `outcome` fails `q` (null: it passes). The default order is updatedAt, most recent
+ * first; relevance puts `exactFirst` first, each tier most recently updated first (§11.6).
+ */
 function verdict(q: Query, outcome: Outcome, relevance: boolean): string | null {
   if (outcome.error) return outcome.error;
   if (!sameSet(outcome.keys, q.expect)) return "wrong set";
-  if (relevance && q.exactFirst && !sameSet(outcome.keys.slice(0, q.exactFirst.length), q.exactFirst)) {
-    return `exact matches not first (exact: ${q.exactFirst.join(" ")})`;
-  }
+  const tier = relevance && q.exactFirst ? q.exactFirst.length : 0;
+  if (tier && !sameSet(outcome.keys.slice(0, tier), q.exactFirst!)) return `exact matches not first (exact: ${q.exactFirst!.join(" ")})`;
+  if (!newestFirst(outcome.times.slice(0, tier)) || !newestFirst(outcome.times.slice(tier))) return `not most recently updated first: ${outcome.times.join(" ")}`;
   return null;
 }
 
