@@ -89,6 +89,19 @@ describe("sort=relevance orders exact, then prefix, then typo, then updatedAt de
     expect(await f.list({ search: "ada love", sort: "relevance" })).toEqual([adaLove, adaLovelace, adamLovell, adamLove]);
   });
 
+  test("a word's best match counts: a contact matching it by prefix and exactly ranks as exact; relevance combines with filters", async () => {
+    const f = await fixture({
+      both: { firstName: "Andersen", lastName: "Ander", tags: ["north"] },
+      prefix: { firstName: "Anders", lastName: "Holm", tags: ["north"] },
+      exact: { firstName: "Ander", lastName: "Lind", tags: ["south"] },
+    });
+    const { both, prefix, exact } = f.id;
+    expect(await f.list({ search: "ander", sort: "relevance" })).toEqual([exact, both, prefix]);
+    expect(await f.list({ search: "ander", sort: "relevance", tag: "north" })).toEqual([both, prefix]);
+    const { items } = await walk(f.api, "/contacts", { search: "ander", sort: "relevance", tag: "north", limit: 1 });
+    expect(items.map((c) => c.contactId)).toEqual([both, prefix]);
+  });
+
   test("an email label matched whole ranks before a name or a label matched by prefix", async () => {
     const f = await fixture({
       prefixDomain: { firstName: "Pia", email: "pia@examplesite.org" },

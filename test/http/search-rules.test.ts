@@ -213,6 +213,15 @@ describe("phones, typed in any format (docs/api.md §11.6)", () => {
     expect(await f.find("1 303 555")).toEqual([f.id.denver!]);
   });
 
+  test("digits split by spaces are one phone query, and a phone query combines with name words (AND)", async () => {
+    expect(await f.find("202 555 0143")).toEqual([f.id.us!]);
+    expect(await f.find("+1 202 555 0143")).toEqual([f.id.us!]);
+    expect(await f.find("uma 0143")).toEqual([f.id.us!]);
+    expect(await f.find("0143 uma")).toEqual([f.id.us!]);
+    expect(await f.find("dora 0143")).toEqual([]);
+    expect(await f.find("dieter 030 123")).toEqual([f.id.de!]);
+  });
+
   test("a query of 3 digits does not match phones", async () => {
     for (const query of ["202", "555", "143", "030", "+1 2", "(20)"]) expect(await f.find(query), query).toEqual([]);
   });
@@ -267,6 +276,7 @@ describe("one typo is forgiven in a word of 5 or more letters (docs/api.md §11.
 
   test("a typo in a five-letter word, in a word of a longer query, and in an email label", async () => {
     expect(await f.find("grcae")).toEqual([f.id.grace!]);
+    expect(await f.find("ivann")).toEqual([f.id.ivan!]); // a 5-letter query word reaches a 4-letter name
     expect(await f.find("grase hopper")).toEqual([f.id.grace!]);
     expect(await f.find("jonathon")).toEqual([f.id.jonathan!]);
     expect(await f.find("jon swfit")).toEqual([f.id.jonathan!]);
@@ -288,6 +298,11 @@ describe("one typo is forgiven in a word of 5 or more letters (docs/api.md §11.
     expect(await g.find("martin")).toEqual([g.id.marten!]); // one substitution: a typo match
     const martinez = await g.create({ firstName: "Lucia", lastName: "Martinez" });
     expect(await g.find("martin")).toEqual([martinez]); // now a prefix of Martinez: no typo
+    // A contact in the trash is not in the project's search (docs/api.md §19.3): typos come back.
+    expectStatus(await g.api("DELETE", `/contacts/${martinez}`), 204);
+    expect(await g.find("martin")).toEqual([g.id.marten!]);
+    expectStatus(await g.api("POST", `/contacts/${martinez}/restore`), 200);
+    expect(await g.find("martin")).toEqual([martinez]);
     const martin = await g.create({ firstName: "Martin", lastName: "Berg" });
     expect(await g.find("martin")).toEqual(sorted(martinez, martin));
     expect(await g.find("marti")).toEqual(sorted(martinez, martin));
@@ -311,6 +326,15 @@ describe("searchable as soon as the write is acknowledged (docs/api.md §11.6)",
     expect(await f.find("fairweather")).toEqual([]);
     expect(await f.find("philippa stormcloud")).toEqual([f.id.c!]);
     expect(await f.find("storm")).toEqual([f.id.c!]);
+    expect(await f.find("ottolina")).toEqual([]); // one typo from the old name
+  });
+
+  test("after a PATCH of the email, the old domain and local part find nothing and the new ones find the contact", async () => {
+    const f = await fixture({ c: { firstName: "Bo", email: "rosalind@oldplace.example" }, other: { firstName: "Bob" } });
+    expect(await f.find("oldplace")).toEqual([f.id.c!]);
+    expectStatus(await f.api("PATCH", `/contacts/${f.id.c}`, { body: { email: "franklin@newplace.example" } }), 200);
+    for (const query of ["oldplace", "rosalind", "rosalind@oldplace.example"]) expect(await f.find(query), query).toEqual([]);
+    for (const query of ["newplace", "franklin", "franklin@newplace.example"]) expect(await f.find(query), query).toEqual([f.id.c!]);
   });
 
   test("after a PATCH of the phone, the old digits find nothing and the new ones find the contact in any format", async () => {
@@ -330,5 +354,62 @@ describe("searchable as soon as the write is acknowledged (docs/api.md §11.6)",
     for (const query of ["wilhelmina", "trashcan", "0155", "wilhelmena"]) expect(await f.find(query), query).toEqual([]);
     expectStatus(await f.api("POST", `/contacts/${f.id.c}/restore`), 200);
     for (const query of ["wilhelmina", "trashcan", "0155", "wilhelmena"]) expect(await f.find(query), query).toEqual([f.id.c!]);
+  });
+});
+
+describe("every other write keeps search current at once (docs/api.md §11.6, §18.2, §18.4, §20)", () => {
+  test("batch create, batch update and batch upsert", async () => {
+    const f = await fixture({ other: { firstName: "Bob" } });
+    const created = await f.api("POST", "/contacts/batch", {
+      body: { operation: "create", items: [{ firstName: "Evangelina", phone: "+1 202 555 0111" }, { firstName: "Florentyna", email: "flo@batchco.example" }] },
+    });
+    expectStatus(created, 200);
+    const [eva, flo] = created.json.results.map((r: any) => r.contactId as string);
+    expect(await f.find("evangelina")).toEqual([eva!]);
+    expect(await f.find("0111")).toEqual([eva!]);
+    expect(await f.find("batchco")).toEqual([flo!]);
+
+    const updated = await f.api("POST", "/contacts/batch", { body: { operation: "update", items: [{ contactId: eva, firstName: "Wenceslas" }] } });
+    expectStatus(updated, 200);
+    expect(updated.json.results[0].status).toBe(200);
+    expect(await f.find("evangelina")).toEqual([]);
+    expect(await f.find("wenceslas 0111")).toEqual([eva!]);
+
+    const upserted = await f.api("POST", "/contacts/batch", {
+      body: { operation: "upsert", matchOn: "email", items: [{ email: "flo@batchco.example", lastName: "Quarrington" }, { email: "new@upsertco.example", firstName: "Gwendolyn" }] },
+    });
+    expectStatus(upserted, 200);
+    const gwen = upserted.json.results[1].contactId as string;
+    expect(await f.find("florentyna quarrington")).toEqual([flo!]);
+    expect(await f.find("gwendolyn")).toEqual([gwen]);
+    expect(await f.find("upsertco")).toEqual([gwen]);
+  });
+
+  test("PUT /contacts (upsert) creating and updating", async () => {
+    const f = await fixture({ other: { firstName: "Bob" } });
+    const made = await f.api("PUT", "/contacts", { query: { matchOn: "phone" }, body: { phone: "(202) 555-0122", firstName: "Ignatius" } });
+    expectStatus(made, 201);
+    expect(await f.find("+1 202 555 0122")).toEqual([made.json.contactId]);
+    const changed = await f.api("PUT", "/contacts", { query: { matchOn: "phone" }, body: { phone: "+12025550122", firstName: "Leopoldine" } });
+    expectStatus(changed, 200);
+    expect(await f.find("ignatius")).toEqual([]);
+    expect(await f.find("leopoldine 0122")).toEqual([made.json.contactId]);
+  });
+
+  test("a merge: the merged-away contact is found no more, the survivor by what it took; the undo brings both back", async () => {
+    const f = await fixture({
+      survivor: { firstName: "Clementine" },
+      away: { firstName: "Bartholomew", lastName: "Ashcombe", phone: "+1 202 555 0131" },
+      other: { firstName: "Bob" },
+    });
+    const merged = await f.api("POST", `/contacts/${f.id.survivor}/merge`, { body: { contactIds: [f.id.away] } });
+    expectStatus(merged, 200);
+    expect(await f.find("bartholomew")).toEqual([]);
+    expect(await f.find("ashcombe")).toEqual([f.id.survivor!]);
+    expect(await f.find("clementine ashcombe 0131")).toEqual([f.id.survivor!]);
+    expectStatus(await f.api("POST", `/merges/${merged.json.merge.id}/undo`), 200);
+    expect(await f.find("bartholomew ashcombe")).toEqual([f.id.away!]);
+    expect(await f.find("0131")).toEqual([f.id.away!]);
+    expect(await f.find("clementine")).toEqual([f.id.survivor!]);
   });
 });
