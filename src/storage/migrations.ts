@@ -1,5 +1,7 @@
 import { createHash } from "node:crypto";
+import type { PoolClient } from "pg";
 import { ConfigError } from "../config.ts";
+import type { SqliteHandle } from "../runtime/types.ts";
 
 /**
  * What both backends' migration runners share (src/storage/sqlite/migrate.ts,
@@ -8,11 +10,23 @@ import { ConfigError } from "../config.ts";
  * their checksum, and a database migrated by a newer build stops the start.
  */
 
-/** One migration: its file name without `.sql`, and its text (checksummed when applied). */
-export interface Migration {
+/**
+ * One migration: its file name without `.sql`, its text (checksummed when applied), and
+ * optionally a step of code run right after the text, in the same transaction, for what SQL
+ * alone cannot do (0014_search_folding rebuilds the search terms, src/storage/search-rebuild.ts).
+ * The checksum covers the text only: a step is this build's code, run once, when the file is
+ * applied.
+ */
+export interface Migration<Step = unknown> {
   name: string;
   sql: string;
+  after?: Step;
 }
+
+/** SQLite's migrations: a step runs on the raw handle, synchronously, inside the runner's IMMEDIATE transaction. */
+export type SqliteMigration = Migration<(raw: SqliteHandle) => void>;
+/** PostgreSQL's: a step runs on the connection that holds the start lock, inside the file's transaction. */
+export type PostgresMigration = Migration<(client: PoolClient) => Promise<void>>;
 
 /** A migration as the database recorded it. */
 export interface Recorded {

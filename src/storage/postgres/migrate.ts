@@ -1,5 +1,5 @@
 import type { Pool, PoolClient } from "pg";
-import { assertFrozen, checksum, refuseNewer, type Migration, type Recorded } from "../migrations.ts";
+import { assertFrozen, checksum, refuseNewer, type PostgresMigration as Migration, type Recorded } from "../migrations.ts";
 import { postgresMigrations } from "./migrations.ts";
 
 /** The advisory lock every node takes to migrate and bootstrap (docs/scaling.md §6: each applied once). */
@@ -12,7 +12,9 @@ const CREATE_TABLE = "CREATE TABLE IF NOT EXISTS schema_migrations (name text PR
  * starting together apply each file once and the others wait, then find it recorded.
  * Like SQLite's runner: applied files are frozen (checksums), and a database migrated by
  * a newer build stops the start (a node older than the schema refuses to start).
- * Each file runs in its own transaction (PostgreSQL's DDL is transactional).
+ * Each file runs in its own transaction (PostgreSQL's DDL is transactional), with its step
+ * (`after`) if it has one, on this same connection: the start lock keeps other nodes of
+ * this build from migrating meanwhile.
  */
 export async function migratePostgres(pool: Pool, list: readonly Migration[] = postgresMigrations): Promise<string[]> {
   return withStartLock(pool, async (client) => {
@@ -26,6 +28,7 @@ export async function migratePostgres(pool: Pool, list: readonly Migration[] = p
       await client.query("BEGIN");
       try {
         await client.query(migration.sql);
+        await migration.after?.(client);
         await client.query("INSERT INTO schema_migrations (name, applied_at, checksum) VALUES ($1, $2, $3)", [
           migration.name,
           new Date().toISOString(),

@@ -10,14 +10,16 @@ import pg0006 from "../../../db/postgres/0006_change_log.sql" with { type: "text
 import pg0007 from "../../../db/postgres/0007_duplicates_and_merges.sql" with { type: "text" };
 import pg0008 from "../../../db/postgres/0008_import_rejected_rows.sql" with { type: "text" };
 import pg0009 from "../../../db/postgres/0009_console_indexes.sql" with { type: "text" };
-import type { Migration } from "../migrations.ts";
+import pg0010 from "../../../db/postgres/0010_search_folding.sql" with { type: "text" };
+import type { PostgresMigration } from "../migrations.ts";
+import { rebuildSearchPostgres } from "../search-rebuild.ts";
 
 /**
  * PostgreSQL's own files (db/postgres/): one schema equal to the SQLite files' end state,
  * then its own steps. Applied and checked the same way, under an advisory lock
  * (migrate.ts).
  */
-export const postgresMigrations: readonly Migration[] = [
+export const postgresMigrations: readonly PostgresMigration[] = [
   { name: "0001_init", sql: pg0001 },
   { name: "0002_admin_console", sql: pg0002 },
   { name: "0003_erasure_and_import_uploads", sql: pg0003 },
@@ -27,4 +29,5 @@ export const postgresMigrations: readonly Migration[] = [
   { name: "0007_duplicates_and_merges", sql: pg0007 },
   { name: "0008_import_rejected_rows", sql: pg0008 },
   { name: "0009_console_indexes", sql: pg0009 },
+  { name: "0010_search_folding", sql: pg0010, after: async (client) => void (await rebuildSearchPostgres(client)) },
 ];

@@ -1,5 +1,5 @@
 import type { SqliteHandle } from "../../runtime/index.ts";
-import { assertFrozen, checksum, MigrationError, refuseNewer, type Migration, type Recorded } from "../migrations.ts";
+import { assertFrozen, checksum, MigrationError, refuseNewer, type Recorded, type SqliteMigration as Migration } from "../migrations.ts";
 import { migrations as embedded } from "./migrations.ts";
 
 export { checksum, MigrationError } from "../migrations.ts";
@@ -24,6 +24,10 @@ const CREATE_TABLE =
  * Pending migrations run with foreign keys off (a pragma that cannot change inside a
  * transaction) and `PRAGMA foreign_key_check` before each COMMIT: SQLite's procedure for
  * rebuilding a table, so dropping a parent table does not cascade into its children.
+ * A migration's step (`after`) runs right after its SQL, before that check, in the same
+ * transaction. Temporary storage is on disk meanwhile (`temp_store = FILE`; the server keeps
+ * it in memory): SQLite's sorts of millions of rows (a CREATE INDEX, a step's ordered copy)
+ * then run in cache-sized pieces through temporary files instead of growing the process.
  */
 export function migrate(raw: SqliteHandle, list: readonly Migration[] = embedded): string[] {
   raw.exec(CREATE_TABLE);
@@ -34,18 +38,21 @@ export function migrate(raw: SqliteHandle, list: readonly Migration[] = embedded
   if (pending.length === 0) return [];
 
   const foreignKeys = raw.all<{ foreign_keys: number }>("PRAGMA foreign_keys")[0]?.foreign_keys === 1;
+  const tempStore = raw.all<{ temp_store: number }>("PRAGMA temp_store")[0]?.temp_store ?? 0;
   raw.exec("PRAGMA foreign_keys = OFF");
+  raw.exec("PRAGMA temp_store = FILE");
   const applied: string[] = [];
   try {
     for (const migration of pending) if (applyOne(raw, migration)) applied.push(migration.name);
   } finally {
     if (foreignKeys) raw.exec("PRAGMA foreign_keys = ON");
+    raw.exec(`PRAGMA temp_store = ${tempStore}`);
   }
   return applied;
 }
 
 /** Applies one migration unless another process recorded it first; true when applied. */
-function applyOne(raw: SqliteHandle, { name, sql }: Migration): boolean {
+function applyOne(raw: SqliteHandle, { name, sql, after }: Migration): boolean {
   raw.exec("BEGIN IMMEDIATE");
   try {
     const row = raw.all<Recorded>("SELECT name, checksum FROM schema_migrations WHERE name = ?", [name])[0];
@@ -53,6 +60,7 @@ function applyOne(raw: SqliteHandle, { name, sql }: Migration): boolean {
       assertFrozen(row, sql);
     } else {
       raw.exec(sql);
+      after?.(raw);
       const broken = raw.all<{ table: string; parent: string }>("PRAGMA foreign_key_check");
       if (broken.length > 0) {
         const pairs = [...new Set(broken.map((b) => `${b.table} → ${b.parent}`))].join(", ");

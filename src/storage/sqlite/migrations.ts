@@ -14,12 +14,14 @@ import m0010 from "../../../db/0010_change_log.sql" with { type: "text" };
 import m0011 from "../../../db/0011_duplicates_and_merges.sql" with { type: "text" };
 import m0012 from "../../../db/0012_import_rejected_rows.sql" with { type: "text" };
 import m0013 from "../../../db/0013_console_indexes.sql" with { type: "text" };
+import m0014 from "../../../db/0014_search_folding.sql" with { type: "text" };
 
-import type { Migration } from "../migrations.ts";
+import type { SqliteMigration } from "../migrations.ts";
+import { rebuildSearchSqlite } from "../search-rebuild.ts";
 
-export type { Migration } from "../migrations.ts";
+export type { SqliteMigration as Migration } from "../migrations.ts";
 
-export const migrations: readonly Migration[] = [
+export const migrations: readonly SqliteMigration[] = [
   { name: "0001_init", sql: m0001 },
   { name: "0002_webhooks", sql: m0002 },
   { name: "0003_forms", sql: m0003 },
@@ -33,4 +35,5 @@ export const migrations: readonly Migration[] = [
   { name: "0011_duplicates_and_merges", sql: m0011 },
   { name: "0012_import_rejected_rows", sql: m0012 },
   { name: "0013_console_indexes", sql: m0013 },
+  { name: "0014_search_folding", sql: m0014, after: (raw) => void rebuildSearchSqlite(raw) },
 ];
