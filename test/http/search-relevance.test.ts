@@ -139,6 +139,14 @@ describe("sort is checked like any list parameter (docs/api.md §11.5, §11.6)",
     expectError(await f.api("GET", "/contacts", { query: { sort: "relevance", tag: "vip" } }), "ERR_FORM_VALIDATION", "sort");
   });
 
+  test("a search of only blanks is no search: sort=relevance with it is 422 sort, and no contact is listed twice", async () => {
+    const f = await fixture({ a: { firstName: "Ada" }, b: { firstName: "Bea" } });
+    expect(await f.list({ search: "   " })).toEqual([f.id.b, f.id.a]); // as without search
+    for (const search of ["   ", " \t ", "\u0001"]) {
+      expectError(await f.api("GET", "/contacts", { query: { search, sort: "relevance" } }), "ERR_FORM_VALIDATION", "sort");
+    }
+  });
+
   test.each([["name"], ["best"]])("sort=%p is 422 sort", async (sort) => {
     const f = await fixture({ a: { firstName: "Ada" } });
     expectError(await f.api("GET", "/contacts", { query: { search: "ada", sort } }), "ERR_FORM_VALIDATION", "sort");

@@ -175,6 +175,15 @@ describe("the contactId (docs/api.md §11.6)", () => {
     expect(await f.find("cr-")).toEqual([...ids].sort());
     expect(await f.find("cr-999999")).toEqual([]);
   });
+
+  test("a relabelled contact is found by its new contactId, not by its old one", async () => {
+    const f = await fixture({ c: { firstName: "Relabel" }, other: { firstName: "Bob" } });
+    const old = f.id.c!.toLowerCase();
+    expectStatus(await f.api("PATCH", `/contacts/${f.id.c}`, { body: { contactId: "CR-4242" } }), 200);
+    expect(await f.find("cr-4242")).toEqual(["CR-4242"]);
+    expect("cr-4242".startsWith(old)).toBe(false);
+    expect(await f.find(old)).not.toContain("CR-4242");
+  });
 });
 
 describe("phones, typed in any format (docs/api.md §11.6)", () => {
