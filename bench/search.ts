@@ -59,7 +59,7 @@ import { BUN, Children, freePort, guard, ROOT, startServer } from "./harness/pro
 import { mdTable, percentile, verdict } from "./harness/report.ts";
 import { createTenants, type ApiSeedProject } from "./harness/seed/api.ts";
 import { BIZ_A, BIZ_B, BIZ_C, DOMAINS, FIRST, LAST, prng, type Prng } from "./harness/seed/people.ts";
-import { startBenchCluster, type BenchCluster } from "./postgres/cluster.ts";
+import { postgresTicks, procTicks, startBenchCluster, ticksToUs, type BenchCluster } from "./postgres/cluster.ts";
 import { startReaper } from "../test/helpers/postgres.ts";
 
 const args = process.argv.slice(2).filter((a) => !a.startsWith("--"));
@@ -428,7 +428,7 @@ const searchTables = (before: Sizes, after: Sizes) =>
 // ---------- the queries, measured ----------
 
 interface KindFigures {
-  kind: Kind;
+  kind: Kind | "GET one";
   queries: number;
   answers: number;
   /** Answers with at least one contact. */
@@ -438,30 +438,60 @@ interface KindFigures {
   p95: number;
   p99: number;
   max: number;
+  /** CPU of the server and of PostgreSQL's processes per answer, µs (absent for runs that did not take it). */
+  cpuUs?: number;
 }
 
-async function measure(c: Client, qs: Record<Kind, string[]>, sort: string | null): Promise<KindFigures[]> {
-  const out: KindFigures[] = [];
-  for (const kind of KINDS) {
-    const times: number[] = [];
-    let found = 0;
-    let errors = 0;
-    for (let round = 0; round < ROUNDS; round++) {
-      for (const q of qs[kind]) {
-        try {
-          const { json, ms } = await call(c, "GET", `/contacts?search=${encodeURIComponent(q)}${sort ? `&sort=${sort}` : ""}`);
-          times.push(ms);
-          if (round === 0 && json.data.length > 0) found++;
-        } catch {
-          errors++;
-        }
+/** The PostgreSQL data folder in use (its postmaster's CPU is counted with the server's). */
+let pgDataDir: string | null = null;
+
+/** Clock ticks the server (and PostgreSQL, all its processes) used so far. */
+function ticksOf(serverPid: number): () => number {
+  return () => {
+    let ticks = procTicks(serverPid);
+    if (pgDataDir && existsSync(join(pgDataDir, "postmaster.pid"))) ticks += postgresTicks(Number(readFileSync(join(pgDataDir, "postmaster.pid"), "utf8").split("\n")[0]));
+    return ticks;
+  };
+}
+
+/** `paths` sent in turn, ROUNDS times, at one connection: latencies, answers with a contact (first round), CPU. */
+async function timed(c: Client, kind: KindFigures["kind"], paths: string[], ticks: (() => number) | null): Promise<KindFigures> {
+  const times: number[] = [];
+  let found = 0;
+  let errors = 0;
+  const t0 = ticks?.() ?? 0;
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const path of paths) {
+      try {
+        const { json, ms } = await call(c, "GET", path);
+        times.push(ms);
+        if (round === 0 && (json.data ? json.data.length > 0 : !!json.contactId)) found++;
+      } catch {
+        errors++;
       }
     }
-    const f = { kind, queries: qs[kind].length, answers: times.length, found, errors, p50: percentile(times, 50), p95: percentile(times, 95), p99: percentile(times, 99), max: times.length ? Math.max(...times) : Number.NaN };
-    log(`  ${kind}${sort ? ` (sort=${sort})` : ""}: p50 ${f.p50.toFixed(2)} ms, p95 ${f.p95.toFixed(2)} ms, p99 ${f.p99.toFixed(2)} ms; found ${found} of ${f.queries}${errors ? `; ${errors} errors` : ""}`);
+  }
+  const cpuUs = ticks ? ticksToUs(ticks() - t0) / Math.max(1, times.length) : undefined;
+  return { kind, queries: paths.length, answers: times.length, found, errors, p50: percentile(times, 50), p95: percentile(times, 95), p99: percentile(times, 99), max: times.length ? Math.max(...times) : Number.NaN, cpuUs };
+}
+
+async function measure(c: Client, qs: Record<Kind, string[]>, sort: string | null, ticks: (() => number) | null): Promise<KindFigures[]> {
+  const out: KindFigures[] = [];
+  for (const kind of KINDS) {
+    const f = await timed(c, kind, qs[kind].map((q) => `/contacts?search=${encodeURIComponent(q)}${sort ? `&sort=${sort}` : ""}`), ticks);
+    log(`  ${kind}${sort ? ` (sort=${sort})` : ""}: p50 ${f.p50.toFixed(2)} ms, p95 ${f.p95.toFixed(2)} ms, p99 ${f.p99.toFixed(2)} ms` +
+      `${f.cpuUs !== undefined ? `, CPU ${(f.cpuUs / 1000).toFixed(2)} ms a query` : ""}; found ${f.found} of ${f.queries}${f.errors ? `; ${f.errors} errors` : ""}`);
     out.push(f);
   }
   return out;
+}
+
+/** For scale: GET /v1/contacts/CR-n of QUERIES contacts of the measured project (`n` of them), as the kinds are sent. */
+async function floor(c: Client, n: number, ticks: (() => number) | null): Promise<KindFigures> {
+  const r = prng(77_031);
+  const f = await timed(c, "GET one", range(0, QUERIES).map(() => `/contacts/CR-${r.int(1, n)}`), ticks);
+  log(`  GET /v1/contacts/CR-n: p50 ${f.p50.toFixed(2)} ms, p95 ${f.p95.toFixed(2)} ms${f.cpuUs !== undefined ? `, CPU ${(f.cpuUs / 1000).toFixed(2)} ms a request` : ""}`);
+  return f;
 }
 
 /** Whether the build takes sort=relevance (a 2xx to one search). */
@@ -494,6 +524,8 @@ interface Figures {
   plainStartMs: number;
   sizesAfter: Sizes;
   fileBytesAfter: number;
+  /** For scale: GET one contact by id, in the same phase. */
+  getOne: KindFigures;
   after: KindFigures[];
   relevance: KindFigures[] | null;
   loadAvg: [number, number];
@@ -515,7 +547,7 @@ async function phase1(backend: Backend, n: number, env: Record<string, string>, 
     loaded = await load(server.url, projects);
     log(`  ${loaded.rate.toFixed(0)} contacts/s (${loaded.seconds.toFixed(0)} s)`);
     log(`${backend}: the same queries on the build before the change…`);
-    before = await measure({ url: server.url, key: projects[0]!.key }, qs, null);
+    before = await measure({ url: server.url, key: projects[0]!.key }, qs, null, ticksOf(server.proc.pid));
   } finally {
     await server.stop();
   }
@@ -537,13 +569,15 @@ async function phases23(backend: Backend, p1: Phase1, env: Record<string, string
   try {
     const c = { url: server.url, key: p1.projects[0]!.key };
     log(`${backend}: phase 3, ${QUERIES} queries of each kind, ${ROUNDS} rounds, 1 connection…`);
-    const after = await measure(c, qs, null);
+    const ticks = ticksOf(server.proc.pid);
+    const getOne = await floor(c, p1.n, ticks);
+    const after = await measure(c, qs, null, ticks);
     let relevance: KindFigures[] | null = null;
     if (await takesRelevance(c)) {
       log(`${backend}: the same with sort=relevance…`);
-      relevance = await measure(c, qs, "relevance");
+      relevance = await measure(c, qs, "relevance", ticks);
     }
-    return { backend, phase1: p1, reused, migrationMs, plainStartMs, sizesAfter, fileBytesAfter, after, relevance, loadAvg: [startLoad, loadavg()[0]!] };
+    return { backend, phase1: p1, reused, migrationMs, plainStartMs, sizesAfter, fileBytesAfter, getOne, after, relevance, loadAvg: [startLoad, loadavg()[0]!] };
   } finally {
     await server.stop();
   }
@@ -587,11 +621,13 @@ async function runPostgres(qs: Record<Kind, string[]>): Promise<Figures | null> 
     copyDir(join(keptDir, "data"), copy);
     const c = await startKeptCluster(copy);
     cluster = c;
+    pgDataDir = copy;
     port = c.port;
   } else {
     log("postgres: starting embedded PostgreSQL (durable defaults)…");
     const c: BenchCluster = await startBenchCluster({ synchronousCommit: "on", slowMs: 1000 });
     cluster = c;
+    pgDataDir = c.dataDir;
     const { Client: PgClient } = await import("pg");
     const admin = new PgClient({ connectionString: c.url("postgres") });
     await admin.connect();
@@ -615,6 +651,7 @@ async function runPostgres(qs: Record<Kind, string[]>): Promise<Figures | null> 
       copyDir(join(kept, "data"), copy);
       const again = await startKeptCluster(copy);
       cluster = again;
+      pgDataDir = copy;
       port = again.port;
     } else if (PHASE1_ONLY) return null;
   }
@@ -637,6 +674,7 @@ async function runPostgres(qs: Record<Kind, string[]>): Promise<Figures | null> 
   const f = await phases23("postgres", p1, env, async () => ((after = await dbBytes()), sizes()), () => after, qs, keptDir ? `${keptDir} (built ${p1.builtAt})` : null);
   await cluster?.stop();
   cluster = null;
+  pgDataDir = null;
   return f;
 }
 
@@ -665,6 +703,8 @@ function sizeTable(f: Figures): string {
   return mdTable([`size (${f.backend === "sqlite" ? "dbstat" : "pg_table_size + pg_indexes_size"})`, `before (${f.phase1.baseRev})`, "after (current build)", "after / before"], rows);
 }
 
+const cpu = (k: KindFigures | undefined) => (k?.cpuUs !== undefined ? (k.cpuUs / 1000).toFixed(2) : "—");
+
 function queryTable(f: Figures): string {
   const before = new Map(f.phase1.before.map((k) => [k.kind, k]));
   const rel = new Map((f.relevance ?? []).map((k) => [k.kind, k]));
@@ -673,16 +713,20 @@ function queryTable(f: Figures): string {
     const r = rel.get(k.kind);
     const worst = Math.max(k.p95, r?.p95 ?? 0);
     return [
-      `${k.kind} (${EXAMPLE_OF[k.kind]})`,
+      `${k.kind} (${EXAMPLE_OF[k.kind as Kind]})`,
       lat(k),
-      r ? r.p95.toFixed(2) : "—",
-      b ? b.p95.toFixed(2) : "—",
+      `${(k.p95 / f.getOne.p95).toFixed(1)}×`,
+      cpu(k),
+      r ? `${r.p95.toFixed(2)} (${cpu(r)})` : "—",
+      b ? `${b.p95.toFixed(2)} (${cpu(b)})` : "—",
       `${b ? `${b.found} → ` : ""}${k.found} of ${k.queries}${k.errors ? ` (${k.errors} errors)` : ""}`,
       `p95 ≤ ${TARGET_P95_MS} ms`,
       verdict(worst <= TARGET_P95_MS && k.errors === 0),
     ];
   });
-  return mdTable(["query kind", "p50 / p95 / p99 (max) ms", "p95, sort=relevance", "p95 before (old search)", "found a contact (before → after)", "target", ""], rows);
+  rows.push([`for scale: GET /v1/contacts/CR-n (${f.getOne.queries} contacts by id)`, lat(f.getOne), "1.0×", cpu(f.getOne), "", "", "", "", ""]);
+  return mdTable(["query kind", "p50 / p95 / p99 (max) ms", "p95 ÷ GET one's", "CPU a query, ms", "sort=relevance: p95 (CPU) ms", "before (old search): p95 (CPU) ms",
+    "found a contact (before → after)", "target", ""], rows);
 }
 
 function section(f: Figures): string {
@@ -694,7 +738,8 @@ function section(f: Figures): string {
     `${f.reused ? `Data reused from ${f.reused}, a copy; its load: ` : "Load: "}${l.total.toLocaleString("en")} contacts in 3 projects (${p.n.toLocaleString("en")} measured) ` +
       `through POST /v1/contacts/batch of the build before the change (${p.baseRev}) at ${Math.round(l.rate).toLocaleString("en")}/s (${l.seconds.toFixed(0)} s); nobody ran ANALYZE. ` +
       `The current build's start on it, migrations included: ${(f.migrationMs / 1000).toFixed(1)} s to /readyz (a start with nothing to migrate: ${(f.plainStartMs / 1000).toFixed(1)} s). ` +
-      `${QUERIES} queries of each kind from the measured project's people, sent ${ROUNDS} times each at 1 connection; "found" counts the first round's answers with a contact. ` +
+      `${QUERIES} queries of each kind from the measured project's people, sent ${ROUNDS} times each at 1 connection; "found" counts the first round's answers with a contact; ` +
+      `"CPU" is the server's${f.backend === "postgres" ? " and PostgreSQL's processes'" : ""} (utime + stime from /proc) per answer, less sensitive to the other work on the machine than the latencies; the verdict takes the worse p95 of both orders. ` +
       `Load average (1 min) ${f.loadAvg[0].toFixed(2)} → ${f.loadAvg[1].toFixed(2)} during phases 2–3.`,
     "",
     queryTable(f),
