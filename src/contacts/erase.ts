@@ -39,6 +39,7 @@ const ERASED_TABLES = [
   "interaction_logs",
   "contact_tags",
   "contact_search_terms",
+  "search_typo_keys",
   "contact_name_keys",
   "merges",
   "form_submissions",

@@ -49,6 +49,8 @@ export async function listContacts(db: Db, cursors: CursorCodec, projectId: stri
   if (rest.updatedSince !== undefined) filters.updatedSince = toIso(rest.updatedSince)!;
   const search = rest.search === undefined ? undefined : await resolveSearch(db, projectId, rest.search);
   if (search) filters.searchWords = search.words;
+  // A search of blanks alone has no word: it lists as no search does, and has no relevance.
+  if (relevance && !search?.words.length) throw new ApiError("ERR_FORM_VALIDATION", "sort=relevance needs a search with a word in it.", "sort");
 
   if (relevance) {
     const rows = await relevanceRows(db, projectId, filters, search!, position as [number, string, number] | undefined, limit);

@@ -3,7 +3,7 @@ import type { ContactRow, Database, Db, NewContactRow } from "../storage/schema.
 import { jsonArrayFrom } from "../storage/query.ts";
 import { preparedInsert, preparedQuery } from "../storage/prepared.ts";
 import { termHead } from "./matching.ts";
-import { rememberTypoWords } from "./search/typo-keys.ts";
+import { forgetTypoWords, rememberTypoWords } from "./search/typo-keys.ts";
 
 /** A contact row with its contact type's name and category joined in. */
 export type ContactView = ContactRow & { type_name: string | null; type_category: string | null };
@@ -268,9 +268,13 @@ export async function replaceContactTags(db: Db, contact: OrderKeys, tagIds: str
   await insertContactTags(db, contact, tagIds);
 }
 
+/** A contact's terms anew; its former words no contact holds any more leave the typo index (docs/api.md §11.6). */
 export async function replaceSearchTerms(db: Db, projectId: string, contact: OrderKeys, terms: string[]): Promise<void> {
+  const before = await db.selectFrom("contact_search_terms").select("term").where("contact_id", "=", contact.id).execute();
   await deleteTermsOf(db, contact.id);
   await insertSearchTerms(db, projectId, contact, terms);
+  const kept = new Set(terms);
+  await forgetTypoWords(db, projectId, before.map((r) => r.term).filter((t) => !kept.has(t)));
 }
 
 /** Keeps the copied order keys of tag and term rows in step with the contact (`which`: the rows not just written anew). */

@@ -177,7 +177,7 @@ describe.skipIf(sqliteOnly)("SQLite: no byte of what was freed stays in the file
 });
 
 describe.skipIf(postgresOnly)("PostgreSQL: the erase vacuums the tables it touched", () => {
-  const touched = ["contacts", "interaction_logs", "contact_tags", "contact_search_terms", "events", "idempotency_records"];
+  const touched = ["contacts", "interaction_logs", "contact_tags", "contact_search_terms", "search_typo_keys", "events", "idempotency_records"];
 
   test("after an erase, pg_stat_user_tables counts one more manual vacuum of contacts, its logs, tags, search terms, events and stored answers", async () => {
     const p = await srv.newProject();

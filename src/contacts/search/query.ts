@@ -1,8 +1,7 @@
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from "kysely";
-import { foldCase } from "../../lib/fold.ts";
 import type { Database, Db } from "../../storage/schema.ts";
 import { prefixEnd } from "../matching.ts";
-import { PHONE_FORWARD, PHONE_REVERSED, TERM_MAX, isTypoWord, typoKeysOf, withinOneEdit } from "./terms.ts";
+import { PHONE_FORWARD, PHONE_REVERSED, TERM_MAX, foldSearch, isTypoWord, typoKeysOf, withinOneEdit } from "./terms.ts";
 
 /**
  * A `search` read into what each of its words matches (docs/api.md §11.6). Every word must
@@ -75,7 +74,9 @@ export function parseSearch(search: string): ParsedWord[] {
 }
 
 function textWords(word: string): ParsedWord[] {
-  const text = [...foldCase(word).replace(/\p{Cc}/gu, "")].slice(0, TERM_MAX).join("");
+  // Punctuation around a word is not part of it: "Lovelace, Ada" is two names.
+  const folded = foldSearch(word).trim();
+  const text = [...(/[\p{L}\p{N}]/u.test(folded) ? folded.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, "") : folded)].slice(0, TERM_MAX).join("");
   return text ? [{ kind: "text", text }] : [];
 }
 

@@ -24,6 +24,19 @@ export interface SearchableFields {
   contactId: string;
 }
 
+/**
+ * Search's folding: src/lib/fold.ts, then invisible format characters (zero-width spaces,
+ * joiners) dropped and the typographic apostrophes and dashes written as `'` and `-`, so
+ * `O’Brien` pasted from a phone is `o'brien`; control characters never reach a term (the
+ * phone markers stay unambiguous).
+ */
+export function foldSearch(text: string): string {
+  return foldCase(text)
+    .replace(/[\p{Cf}\p{Cc}]+/gu, (c) => (/\s/.test(c) ? " " : ""))
+    .replace(/[\u2018\u2019\u201B\u02BC\u2032\uFF07]/g, "'")
+    .replace(/[\u2010-\u2015\u2212\uFE63\uFF0D]/g, "-");
+}
+
 /** Marks a term of phone digits read forward (E.164 or national). */
 export const PHONE_FORWARD = "\u0001";
 /** Marks a term of a phone's E.164 digits reversed (matched by a query's last digits). */
@@ -38,7 +51,7 @@ export function searchTerms(fields: SearchableFields): string[] {
     for (const word of wordsOf(name)) terms.add(word);
   }
   if (fields.email) for (const part of emailTerms(fields.email)) terms.add(part);
-  terms.add(foldCase(fields.contactId));
+  terms.add(foldSearch(fields.contactId));
   for (const term of phoneTerms(fields.phoneKey)) terms.add(term);
   terms.delete("");
   return [...new Set([...terms].map((t) => [...t].slice(0, TERM_MAX).join("")))];
@@ -47,10 +60,7 @@ export function searchTerms(fields: SearchableFields): string[] {
 /** The words of a name: split at anything not a letter or digit, plus each space-separated token whole and without punctuation. */
 export function wordsOf(text: string): string[] {
   const words = new Set<string>();
-  for (const token of foldCase(text).split(/\s+/)) {
-    if (!token) continue;
-    // Control characters are never part of a term: the phone markers stay unambiguous.
-    const clean = token.replace(/\p{Cc}/gu, "");
+  for (const clean of foldSearch(text).split(/\s+/)) {
     if (clean) words.add(clean);
     const joined = clean.replace(/[^\p{L}\p{N}]+/gu, "");
     if (joined) words.add(joined);
@@ -61,7 +71,7 @@ export function wordsOf(text: string): string[] {
 
 /** The email whole, its local part, its domain, the domain's labels and its endings at a label. */
 function emailTerms(email: string): string[] {
-  const folded = foldCase(email.trim()).replace(/\p{Cc}/gu, "");
+  const folded = foldSearch(email.trim());
   const at = folded.lastIndexOf("@");
   if (at < 0) return [folded];
   const domain = folded.slice(at + 1);

@@ -33,8 +33,9 @@ export async function rememberTypoWords(db: Db, projectId: string, terms: Iterab
 }
 
 /**
- * After an erase (docs/security.md §7): the words of the erased contact that no live term of
- * the project holds any more leave search_typo_keys, so the name is gone from the index too.
+ * Words a contact no longer has (a rename, an erase: docs/security.md §7) leave
+ * search_typo_keys once no term of the project holds them, so a former or erased name is
+ * gone from the index too. A trashed or merged-away contact's words stay (it may come back).
  */
 export async function forgetTypoWords(db: Db, projectId: string, terms: Iterable<string>): Promise<void> {
   for (const word of new Set([...terms].filter(isTypoWord))) {
