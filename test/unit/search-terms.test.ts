@@ -1,0 +1,86 @@
+/**
+ * The dense parts of search (docs/api.md §11.6): phone terms, the one-edit check, the typo
+ * keys and how a search is read into words. The HTTP suite (test/http/search-*.test.ts)
+ * checks the rules end to end on both backends.
+ */
+import { describe, expect, test } from "bun:test";
+import { parseSearch } from "../../src/contacts/search/query.ts";
+import { PHONE_FORWARD, PHONE_REVERSED, foldSearch, isTypoWord, phoneTerms, searchTerms, typoKeysOf, withinOneEdit } from "../../src/contacts/search/terms.ts";
+
+describe("phone terms (docs/api.md §11.6 rule 4)", () => {
+  test("a US number: E.164 digits and the national number forward, E.164 digits reversed", () => {
+    expect(phoneTerms("+12025550143").sort()).toEqual([PHONE_FORWARD + "12025550143", PHONE_FORWARD + "2025550143", PHONE_REVERSED + "34105552021"].sort());
+  });
+
+  test("a German number: the national number with its trunk prefix 0 and without it", () => {
+    expect(phoneTerms("+49301234567")).toEqual(expect.arrayContaining([PHONE_FORWARD + "49301234567", PHONE_FORWARD + "0301234567", PHONE_FORWARD + "301234567"]));
+  });
+
+  test("a number libphonenumber could not read is its digits, forward and reversed", () => {
+    expect(phoneTerms("12345").sort()).toEqual([PHONE_FORWARD + "12345", PHONE_REVERSED + "54321"].sort());
+  });
+
+  test("no phone, no phone terms; no text term starts with a phone marker", () => {
+    expect(phoneTerms(null)).toEqual([]);
+    const terms = searchTerms({ firstName: "\u0001x", lastName: "a\u0002", businessName: null, email: "\u0001@x.org", phoneKey: null, contactId: "CR-1" });
+    expect(terms.some((t) => t.startsWith(PHONE_FORWARD) || t.startsWith(PHONE_REVERSED))).toBe(false);
+  });
+});
+
+describe("one edit (docs/api.md §11.6 rule 5)", () => {
+  test.each([
+    ["lovelace", "lovelase"], // substitution
+    ["lovelace", "lovleace"], // transposition
+    ["lovelace", "lovelac"], // deletion
+    ["lovelace", "lovelacee"], // insertion
+    ["garcia", "gracia"],
+    ["muller", "muler"],
+  ])("%p and %p are one edit apart", (a, b) => {
+    expect(withinOneEdit(a, b)).toBe(true);
+    expect(withinOneEdit(b, a)).toBe(true);
+  });
+
+  test.each([
+    ["lovelace", "lovelxxe"],
+    ["lovelace", "lovela"],
+    ["lovelace", "olvelcae"],
+    ["abcd", "badc"],
+  ])("%p and %p are more than one edit apart", (a, b) => {
+    expect(withinOneEdit(a, b)).toBe(false);
+  });
+
+  test("a word's keys are itself and every deletion: two words one edit apart share one", () => {
+    expect(typoKeysOf("anna").sort()).toEqual(["anna", "nna", "ana", "ann"].sort());
+    for (const [a, b] of [["lovelace", "lovelase"], ["lovelace", "lovleace"], ["lovelace", "lovelac"]]) {
+      const shared = typoKeysOf(a!).filter((k) => typoKeysOf(b!).includes(k));
+      expect(shared.length).toBeGreaterThan(0);
+    }
+  });
+
+  test("typo words are letters only, 4 to 32 of them", () => {
+    expect(isTypoWord("anna")).toBe(true);
+    expect(isTypoWord("ann")).toBe(false);
+    expect(isTypoWord("anna1")).toBe(false);
+    expect(isTypoWord("a".repeat(33))).toBe(false);
+    expect(isTypoWord("иван")).toBe(true);
+  });
+});
+
+describe("reading a search (docs/api.md §11.6 rules 1, 3, 4)", () => {
+  const read = (s: string) => parseSearch(s).map((w) => (w.kind === "text" ? w.text : `#${w.digits}`));
+
+  test("phone-like runs of 4 or more digits are one phone word, in any format", () => {
+    expect(read("+1 (202) 555-0143")).toEqual(["#12025550143"]);
+    expect(read("202.555.0143")).toEqual(["#2025550143"]);
+    expect(read("uma 0143")).toEqual(["uma", "#0143"]);
+  });
+
+  test("fewer than 4 digits are text words", () => {
+    expect(read("202")).toEqual(["202"]);
+    expect(read("+1 20")).toEqual(["1", "20"]);
+  });
+
+  test("folding: accents, ß, ø, ł, curly apostrophes, zero-width characters", () => {
+    expect(foldSearch("José Müller Łukasz Straße Søren O’Brien\u200b")).toBe("jose muller lukasz strasse soren o'brien");
+  });
+});
