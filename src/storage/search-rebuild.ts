@@ -118,7 +118,6 @@ function* chunks(rows: unknown[][], statement: (count: number) => string): Gener
 }
 
 const sqliteParam = () => "?";
-const postgresParam = (n: number) => `$${n}`;
 const memo = (make: (count: number) => string) => {
   const made = new Map<number, string>();
   return (count: number) => made.get(count) ?? (made.set(count, make(count)), made.get(count)!);
@@ -142,7 +141,7 @@ export interface RebuildCounts {
  */
 export function rebuildSearchSqlite(raw: SqliteHandle): RebuildCounts {
   const rebuild = new SearchRebuild();
-  raw.exec(`CREATE TABLE ${STAGED} (project_id TEXT, term TEXT, contact_id INTEGER, head TEXT, updated_at TEXT, contact_number INTEGER)`);
+  raw.exec(`CREATE TEMP TABLE ${STAGED} (project_id TEXT, term TEXT, contact_id INTEGER, head TEXT, updated_at TEXT, contact_number INTEGER)`);
   const select = nextBatch("?");
   const stageTerms = memo((n) => insertOf(STAGED, TERM_COLUMNS, 6, n, sqliteParam, false));
   const insertKeys = memo((n) => insertOf("search_typo_keys", KEY_COLUMNS, 3, n, sqliteParam, true));
@@ -173,14 +172,17 @@ const STAGED = "search_rebuild_staged_terms";
 /**
  * PostgreSQL: runs in the migration's transaction, on the connection that holds the start
  * lock. Each batch's old rows are deleted by their id range (the contacts between the
- * batch's ends that have none have nothing to delete), then its new rows inserted.
+ * batch's ends that have none have nothing to delete), then its new rows inserted in one
+ * statement per table, each column bound as one array (unnest): thousands of bound
+ * parameters per statement cost more to bind than the rows to write.
  */
 export async function rebuildSearchPostgres(client: PoolClient): Promise<RebuildCounts> {
   const rebuild = new SearchRebuild();
   const select = nextBatch("$1");
   const remove = deleteRange("$1", "$2");
-  const insertTerms = memo((n) => insertOf("contact_search_terms", TERM_COLUMNS, 6, n, postgresParam, false));
-  const insertKeys = memo((n) => insertOf("search_typo_keys", KEY_COLUMNS, 3, n, postgresParam, true));
+  const insertTerms = `INSERT INTO contact_search_terms ${TERM_COLUMNS}
+    SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::text[], $5::text[], $6::bigint[])`;
+  const insertKeys = `INSERT INTO search_typo_keys ${KEY_COLUMNS} SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) ON CONFLICT DO NOTHING`;
   let after = 0;
   for (;;) {
     const contacts = (await client.query<RebuildSource>(select, [after])).rows;
@@ -188,9 +190,16 @@ export async function rebuildSearchPostgres(client: PoolClient): Promise<Rebuild
     const last = Number(contacts[contacts.length - 1]!.id);
     const { terms, keys } = rebuild.rowsOf(contacts);
     await client.query(remove, [after, last]);
-    for (const [sql, params] of chunks(terms, insertTerms)) await client.query(sql, params);
-    for (const [sql, params] of chunks(keys, insertKeys)) await client.query(sql, params);
+    if (terms.length > 0) await client.query(insertTerms, columnsOf(terms, 6));
+    if (keys.length > 0) await client.query(insertKeys, columnsOf(keys, 3));
     after = last;
   }
   return { contacts: rebuild.contacts, termRows: rebuild.termRows, keyRows: rebuild.keyRows };
+}
+
+/** Rows → one array per column. */
+function columnsOf(rows: unknown[][], width: number): unknown[][] {
+  const columns: unknown[][] = Array.from({ length: width }, () => []);
+  for (const row of rows) for (let c = 0; c < width; c++) columns[c]!.push(row[c]);
+  return columns;
 }
