@@ -76,6 +76,7 @@ export class SearchRebuild {
   contacts = 0;
   termRows = 0;
   keyRows = 0;
+  private started = 0;
 
   rowsOf(contacts: readonly RebuildSource[]): BatchRows {
     const terms: unknown[][] = [];
@@ -102,10 +103,24 @@ export class SearchRebuild {
         for (const key of typoKeysOf(term)) keys.push([c.project_id, key, term]);
       }
     }
+    // One line before a long wait: the start listens only once the rebuild is done.
+    if (this.contacts === 0 && contacts.length > 0) {
+      this.started = performance.now();
+      console.error("crm: rebuilding the search index of the contacts stored so far (once, docs/operations.md §3.3); the server listens when it is done");
+    }
     this.contacts += contacts.length;
     this.termRows += terms.length;
     this.keyRows += keys.length;
     return { terms, keys };
+  }
+
+  /** The counts, told on stderr when there was anything to rebuild. */
+  done(): RebuildCounts {
+    if (this.contacts > 0) {
+      const seconds = ((performance.now() - this.started) / 1000).toFixed(1);
+      console.error(`crm: search index rebuilt: ${this.contacts} contacts, ${this.termRows} terms in ${seconds} s`);
+    }
+    return { contacts: this.contacts, termRows: this.termRows, keyRows: this.keyRows };
   }
 }
 
@@ -163,7 +178,7 @@ export function rebuildSearchSqlite(raw: SqliteHandle): RebuildCounts {
   raw.exec(`INSERT INTO contact_search_terms ${TERM_COLUMNS} SELECT * FROM ${STAGED} ORDER BY project_id, term, contact_id`);
   raw.exec(`DROP TABLE ${STAGED}`);
   for (const { sql } of indexes) raw.exec(sql);
-  return { contacts: rebuild.contacts, termRows: rebuild.termRows, keyRows: rebuild.keyRows };
+  return rebuild.done();
 }
 
 /** SQLite's staging table, made and dropped within the step. */
@@ -194,7 +209,7 @@ export async function rebuildSearchPostgres(client: PoolClient): Promise<Rebuild
     if (keys.length > 0) await client.query(insertKeys, columnsOf(keys, 3));
     after = last;
   }
-  return { contacts: rebuild.contacts, termRows: rebuild.termRows, keyRows: rebuild.keyRows };
+  return rebuild.done();
 }
 
 /** Rows → one array per column. */

@@ -184,7 +184,7 @@ describe.each(Object.entries(HISTORIES))("a database made by the %s migrations",
     const terms = raw.all<{ term: string; head: string; contact_id: number; updated_at: string; contact_number: number }>(
       "SELECT term, head, contact_id, updated_at, contact_number FROM contact_search_terms",
     );
-    expect(terms.map((t) => t.term)).toEqual(expect.arrayContaining(["ada", "lovelace", "ada@example.com", "cr-1", "élodie", "😀bcd", "日本語テキスト"]));
+    expect(terms.map((t) => t.term)).toEqual(expect.arrayContaining(["ada", "lovelace", "ada@example.com", "cr-1", "elodie", "😀bcd", "日本語テキスト"]));
     for (const t of terms) {
       const c = SAMPLE.contacts.find((c) => c.id === t.contact_id)!;
       expect({ head: t.head, updated_at: t.updated_at, contact_number: t.contact_number }).toEqual({ head: termHead(t.term), updated_at: c.updatedAt, contact_number: c.number });
