@@ -75,6 +75,18 @@ describe("reading a search (docs/api.md §11.6 rules 1, 3, 4)", () => {
     expect(read("uma 0143")).toEqual(["uma", "#0143"]);
   });
 
+  test("a trunk 0 in parentheses after a country code is dropped; an international prefix (00, 011) is also read without it", () => {
+    const phone = (s: string) => parseSearch(s).flatMap((w) => (w.kind === "phone" ? w.dialled : []));
+    expect(phone("+44 (0)20 7946 0958")).toEqual(["442079460958"]);
+    expect(phone("0044 20 7946 0958")).toEqual(["00442079460958", "442079460958"]);
+    expect(phone("011 44 20 7946 0958")).toEqual(["011442079460958", "442079460958"]);
+  });
+
+  test("a contactId's number is read without leading zeros, as the API reads it", () => {
+    expect(read("CR-0204")).toEqual(["cr-204"]);
+    expect(read("cr-0")).toEqual(["cr-0"]);
+  });
+
   test("fewer than 4 digits are text words", () => {
     expect(read("202")).toEqual(["202"]);
     expect(read("+1 20")).toEqual(["1", "20"]);

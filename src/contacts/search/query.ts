@@ -35,7 +35,7 @@ export const TYPO_MIN_QUERY = 5;
 /** Candidate words one typo away, at most (a query word near many words matches their union). */
 const TYPO_MAX_CANDIDATES = 64;
 
-type ParsedWord = { kind: "text"; text: string } | { kind: "phone"; digits: string };
+type ParsedWord = { kind: "text"; text: string } | { kind: "phone"; digits: string; dialled: string[] };
 
 const PHONE_CHARS = /^[\d\s().+-]+$/;
 
@@ -49,8 +49,9 @@ export function parseSearch(search: string): ParsedWord[] {
   const words: ParsedWord[] = [];
   let run: string[] = [];
   const flush = () => {
-    const digits = run.join("").replace(/\D/g, "");
-    if (digits.length >= PHONE_MIN_DIGITS) words.push({ kind: "phone", digits });
+    // "+44 (0)20 …": the trunk 0 in parentheses is not dialled after a country code.
+    const digits = run.join("").replace(/\(0\)/g, "").replace(/\D/g, "");
+    if (digits.length >= PHONE_MIN_DIGITS) words.push({ kind: "phone", digits, dialled: internationalForms(digits) });
     else for (const part of run) words.push(...textWords(part));
     run = [];
   };
@@ -73,10 +74,19 @@ export function parseSearch(search: string): ParsedWord[] {
     .slice(0, SEARCH_MAX_WORDS);
 }
 
+/** Digits dialled with an international prefix (00 in most countries, 011 from North America): also read without it. */
+function internationalForms(digits: string): string[] {
+  const forms = [digits];
+  for (const prefix of ["011", "00"]) if (digits.startsWith(prefix) && digits.length - prefix.length >= PHONE_MIN_DIGITS) forms.push(digits.slice(prefix.length));
+  return forms;
+}
+
 function textWords(word: string): ParsedWord[] {
   // Punctuation around a word is not part of it: "Lovelace, Ada" is two names.
   const folded = foldSearch(word).trim();
-  const text = [...(/[\p{L}\p{N}]/u.test(folded) ? folded.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, "") : folded)].slice(0, TERM_MAX).join("");
+  const trimmed = /[\p{L}\p{N}]/u.test(folded) ? folded.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, "") : folded;
+  // A contactId's number is read without leading zeros, as the API reads `CR-007` (docs/api.md §11.1).
+  const text = [...trimmed.replace(/^cr-0+(?=\d)/, "cr-")].slice(0, TERM_MAX).join("");
   return text ? [{ kind: "text", text }] : [];
 }
 
@@ -90,18 +100,15 @@ export async function resolveSearch(db: Db, projectId: string, search: string): 
   const words = await Promise.all(
     parseSearch(search).map(async (word): Promise<SearchWord> => {
       if (word.kind === "phone") {
-        const { digits } = word;
+        const { digits, dialled } = word;
         const reversed = [...digits].reverse().join("");
         return {
           matches: [
-            { term: PHONE_FORWARD + digits, prefix: true },
+            ...dialled.map((d) => ({ term: PHONE_FORWARD + d, prefix: true })),
             { term: PHONE_REVERSED + reversed, prefix: true },
             { term: digits, prefix: true },
           ],
-          exact: [
-            { term: PHONE_FORWARD + digits, prefix: false },
-            { term: digits, prefix: false },
-          ],
+          exact: [...dialled.map((d) => ({ term: PHONE_FORWARD + d, prefix: false })), { term: digits, prefix: false }],
         };
       }
       const { text } = word;
