@@ -10,6 +10,7 @@
  * build left it: the new migration unrecorded, its table gone, every term row as the
  * previous build wrote it (lower-cased, not folded, the email whole, no phone).
  */
+import { termsBefore0014 } from "../fixtures/migrations/history.ts";
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { termHead } from "../../src/contacts/matching.ts";
 import { migrations } from "../../src/storage/sqlite/migrations.ts";
@@ -17,19 +18,7 @@ import { postgresMigrations } from "../../src/storage/postgres/migrations.ts";
 import { startServer, type ServerHandle } from "../helpers/server.ts";
 import { openSideDatabase, type SideDatabase } from "../helpers/side-db.ts";
 
-/** The terms the build before 0014 wrote (src/contacts/matching.ts then). */
-function oldTerms(c: { first_name: string | null; last_name: string | null; business_name: string | null; email: string | null; contact_number: number }) {
-  const terms = new Set<string>();
-  for (const name of [c.first_name, c.last_name, c.business_name]) {
-    if (!name) continue;
-    const lower = name.toLowerCase();
-    for (const token of lower.split(/\s+/)) if (token) terms.add(token);
-    for (const word of lower.split(/[^\p{L}\p{N}]+/u)) if (word) terms.add(word);
-  }
-  if (c.email) terms.add(c.email.trim().toLowerCase());
-  terms.add(`cr-${c.contact_number}`);
-  return [...terms].map((t) => t.slice(0, 255).toWellFormed());
-}
+const oldTerms = termsBefore0014;
 
 /** Takes a stopped server's database back to the level before search folding, as the previous build left it. */
 async function backToPreviousLevel(db: SideDatabase): Promise<void> {

@@ -174,7 +174,8 @@ describe.each(Object.entries(HISTORIES))("a database made by the %s migrations",
   test("keeps every row: order keys and heads filled as the application writes them, in-flight deliveries pending", () => {
     const raw = build();
     const count = (table: string) => raw.all<{ n: number }>(`SELECT count(*) AS n FROM ${table}`)[0]!.n;
-    const before = Object.fromEntries(["contacts", "contact_tags", "contact_search_terms", "deliveries", "delivery_attempts"].map((t) => [t, count(t)]));
+    // contact_search_terms is rebuilt by 0014 (docs/operations.md §3.3): its rows are checked below.
+    const before = Object.fromEntries(["contacts", "contact_tags", "deliveries", "delivery_attempts"].map((t) => [t, count(t)]));
     migrate(raw);
     expect(Object.fromEntries(Object.keys(before).map((t) => [t, count(t)]))).toEqual(before);
 

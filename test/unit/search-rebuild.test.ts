@@ -5,6 +5,7 @@
  * typo words get their keys; trashed and merged-away contacts stay without terms. A step
  * runs in its migration's transaction: one that fails leaves the database as it was.
  */
+import { termsBefore0014 } from "../fixtures/migrations/history.ts";
 import { describe, expect, test } from "bun:test";
 import { termHead } from "../../src/contacts/matching.ts";
 import { isTypoWord, searchTerms, typoKeysOf } from "../../src/contacts/search/terms.ts";
@@ -17,19 +18,7 @@ const STEP = "0014_search_folding";
 const BEFORE = migrations.slice(0, migrations.findIndex((m) => m.name === STEP));
 const PROJECTS = ["prj_rebuild0000000000000a", "prj_rebuild0000000000000b"];
 
-/** The terms the build before 0014 wrote (src/contacts/matching.ts then): lower-cased, not folded, the email whole, no phone. */
-function oldTerms(c: Pick<RebuildSource, "first_name" | "last_name" | "business_name" | "email" | "contact_number">): string[] {
-  const terms = new Set<string>();
-  for (const name of [c.first_name, c.last_name, c.business_name]) {
-    if (!name) continue;
-    const lower = name.toLowerCase();
-    for (const token of lower.split(/\s+/)) if (token) terms.add(token);
-    for (const word of lower.split(/[^\p{L}\p{N}]+/u)) if (word) terms.add(word);
-  }
-  if (c.email) terms.add(c.email.trim().toLowerCase());
-  terms.add(`cr-${c.contact_number}`);
-  return [...terms].map((t) => t.slice(0, 255).toWellFormed());
-}
+const oldTerms = termsBefore0014;
 
 interface Seeded extends RebuildSource {
   /** Has term rows before the upgrade (a live contact); false: trashed or merged away. */
