@@ -209,6 +209,9 @@ export async function rebuildSearchPostgres(client: PoolClient): Promise<Rebuild
     if (keys.length > 0) await client.query(insertKeys, columnsOf(keys, 3));
     after = last;
   }
+  // Every term row was rewritten: the planner's statistics of the old rows would mislead it
+  // until autovacuum's next round (src/storage/postgres/statistics.ts).
+  if (rebuild.contacts > 0) await client.query("ANALYZE contact_search_terms, search_typo_keys");
   return rebuild.done();
 }
 
