@@ -125,7 +125,7 @@ describe("the home page", () => {
     expect(moved.reduce((s, [, n]) => s + n, 0)).toBe(4);
   });
 
-  test("shows each subscription's last 24 hours: delivered, failed, pending, per hour; disabled ones first, each linking to its page", async () => {
+  test("shows each subscription's last 24 hours: delivered, failed, pending, per hour; disabled ones first, then failing ones, then the others oldest first, each linking to its page", async () => {
     const p = await srv.newProject({ name: "home-webhooks" });
     const good = await startReceiver({ status: 200 });
     const bad = await startReceiver({ status: 500 });
@@ -136,10 +136,12 @@ describe("the home page", () => {
       return res.json.id as string;
     };
     const goodId = await make(good.url, "Good receiver");
-    clock.advance(1_000); // the older one is listed first while both are active
+    clock.advance(1_000); // creation order decides only between subscriptions in the same state
     const badId = await make(bad.url, "Failing receiver");
+    clock.advance(1_000);
+    const laterId = await make(good.url, "Later receiver");
     for (const name of ["Hook1", "Hook2"]) await contact(p, { firstName: name });
-    await good.waitFor(2);
+    await good.waitFor(4);
     await bad.waitFor(2);
 
     /** The health card of subscription `id`: its link, status and the three counts. */
@@ -160,7 +162,9 @@ describe("the home page", () => {
     );
     expect(card(page.text, goodId).counts).toEqual([2, 0, 0]);
     expect(card(page.text, badId).counts).toEqual([0, 2, 2]);
-    expect(card(page.text, goodId).at).toBeLessThan(card(page.text, badId).at); // both active: oldest first
+    // docs/admin.md §3.1: the failing one first, then the others oldest first (not by creation alone).
+    expect(card(page.text, badId).at).toBeLessThan(card(page.text, goodId).at);
+    expect(card(page.text, goodId).at).toBeLessThan(card(page.text, laterId).at);
     expect(card(page.text, badId).text).toContain("Failing receiver Failing");
     expect(card(page.text, goodId).text).toContain("In the last 24 hours: 2 delivered, 0 failed attempts; 0 pending now.");
     const hour = `${new Date(clock.now()).toISOString().slice(0, 13).replace("T", " ")}:00`;

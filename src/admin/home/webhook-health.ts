@@ -32,22 +32,25 @@ export function utcHours(now: number, hours = 24): string[] {
 }
 
 /**
- * Each subscription's health, disabled ones first, then oldest first: attempts since the
- * start of the 24th hour back, read through delivery_attempts_webhook (webhook_id, at), and
- * its pending deliveries counted through deliveries_webhook_due (webhook_id, status, …),
- * neither reading rows outside the window or the backlog.
+ * Each subscription's health (docs/admin.md §3.1): disabled ones first, then failing ones
+ * (active, the last attempts failed), then the others, oldest first within each; the 50
+ * shown are the first 50 in that order. Attempts since the start of the 24th hour back,
+ * read through delivery_attempts_webhook (webhook_id, at), and its pending deliveries
+ * counted through deliveries_webhook_due (webhook_id, status, …), neither reading rows
+ * outside the window or the backlog.
  */
 export async function webhookHealth(db: Db, projectId: string, now: number): Promise<{ subscriptions: SubscriptionHealth[]; more: boolean }> {
   const hooks = await db
     .selectFrom("webhooks")
     .select(["id", "url", "description", "status", "consecutive_failures", "last_failure_reason", "created_at"])
     .where("project_id", "=", projectId)
+    .orderBy(sql`case when status = 'disabled' then 0 when consecutive_failures > 0 then 1 else 2 end`)
     .orderBy("created_at")
     .orderBy("id")
     .limit(MAX_SUBSCRIPTIONS + 1)
     .execute();
   const more = hooks.length > MAX_SUBSCRIPTIONS;
-  const shown = hooks.slice(0, MAX_SUBSCRIPTIONS).sort((a, b) => Number(b.status === "disabled") - Number(a.status === "disabled"));
+  const shown = hooks.slice(0, MAX_SUBSCRIPTIONS);
   if (shown.length === 0) return { subscriptions: [], more };
   const hourList = utcHours(now);
   const since = `${hourList[0]}:00:00.000Z`;
