@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { AdminClient, createAdminAccount } from "../helpers/admin.ts";
 import { launchBrowser, recordPage, type PageRecord } from "../helpers/browser.ts";
-import { seedConsole, type ConsoleSeed } from "../helpers/console-seed.ts";
+import { seedConsole, uploadCsv, type ConsoleSeed } from "../helpers/console-seed.ts";
 import { startServer, type ServerHandle } from "../helpers/server.ts";
 import { crawlConsole, linksOf, navRows, openDisclosures, sidewaysScroll, signInPage } from "../helpers/console-pages.ts";
 
@@ -22,6 +22,8 @@ let server: ServerHandle;
 let browser: Browser;
 let seed: ConsoleSeed;
 let account: { email: string; password: string };
+/** An upload not started: its preview, with the columns, the values checked and the rows that would be rejected. */
+let previewPath: string;
 
 /** At most this many pages, and each kind of page at most twice. */
 const MAX_PAGES = 80;
@@ -36,6 +38,14 @@ beforeAll(async () => {
   const admin = new AdminClient(server.origin);
   await admin.signIn(account.email, account.password);
   seed = await seedConsole(server, admin);
+  const csv = [
+    "First Name,Last Name,Email,Phone Number,Company Name,Website URL,Street Address,State/Region,Lifecycle Stage",
+    "Mae,Jemison,mae.jemison@example.org,+1 312 555 0142,Jemison Group,https://jemison.example,5 Space Way,IL,Lead",
+    ",,,,,,,,",
+    "Mary,Jackson,mary.jackson(at)example.org,,,,,VA,Customer",
+    "Oluwaseun,Adeyemi-Bankole,oluwaseun.adeyemi-bankole@long-company-domain-name.example.com,,Adeyemi-Bankole Renewable Energy Cooperative,,,,Prospect",
+  ].join("\n");
+  previewPath = await uploadCsv(admin, server.origin, seed.project.id, csv, "hubspot-export-with-a-rather-long-file-name.csv");
 }, 240_000);
 
 afterAll(async () => {
@@ -92,6 +102,7 @@ describe("every console page at 390 px and 1280 px", () => {
         `${base}/webhooks/${seed.webhooks.failing.id}`,
         `${base}/webhooks/${seed.webhooks.succeeding.id}`,
         ...(seed.importPath ? [seed.importPath] : []),
+        previewPath,
       ].map((p) => server.origin + p);
       const failures: string[] = [];
       const [desktop, phone] = viewers as [Viewer, Viewer];
@@ -128,6 +139,7 @@ describe("every console page at 390 px and 1280 px", () => {
       const visited = [...kinds.values()].flat();
       console.log(`crawled ${visited.length} pages of ${kinds.size} kinds:\n  ${[...kinds.keys()].join("\n  ")}`);
       expect(failures, `pages that fail:\n${failures.join("\n")}`).toEqual([]);
+      expect(visited).toContain(server.origin + previewPath); // the preview of an upload not started
       // The crawl reached the console's sections (a broken navigation would show as a short crawl).
       expect(kinds.size).toBeGreaterThanOrEqual(20);
     } finally {

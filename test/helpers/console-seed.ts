@@ -206,8 +206,8 @@ export async function seedConsole(server: ServerHandle, admin: AdminClient, opts
   return { liveContacts, project, contacts, busyContact, longContact, duplicatePair, merged: { survivor, mergedAway }, deletedContact, formId, webhooks: { failing, succeeding }, importPath, receivers, problems };
 }
 
-/** Uploads `csv` on the console's import page, starts it without choices and waits for it to finish; its page's path. */
-export async function importCsv(admin: AdminClient, origin: string, projectId: string, csv: string, name: string): Promise<string> {
+/** Uploads `csv` on the console's import page without starting it; the path of its preview (kept an hour). */
+export async function uploadCsv(admin: AdminClient, origin: string, projectId: string, csv: string, name: string): Promise<string> {
   const base = `/admin/projects/${projectId}/import`;
   await admin.get(base);
   const form = new FormData();
@@ -217,7 +217,13 @@ export async function importCsv(admin: AdminClient, origin: string, projectId: s
   if (uploaded.status !== 303 || !uploaded.location) throw new Error(`upload: ${uploaded.status} ${uploaded.text.slice(0, 300)}`);
   const preview = await admin.get(uploaded.location);
   if (preview.status !== 200) throw new Error(`preview: ${preview.status}`);
-  const started = await admin.post(`${uploaded.location}/start`);
+  return uploaded.location;
+}
+
+/** Uploads `csv` on the console's import page, starts it without choices and waits for it to finish; its page's path. */
+export async function importCsv(admin: AdminClient, origin: string, projectId: string, csv: string, name: string): Promise<string> {
+  const previewPath = await uploadCsv(admin, origin, projectId, csv, name);
+  const started = await admin.post(`${previewPath}/start`);
   if (started.status !== 303 || !started.location) throw new Error(`start: ${started.status} ${started.text.replace(/<[^>]+>/g, " ").replace(/\s+/g, " ").slice(0, 300)}`);
   const location = started.location;
   await until(
