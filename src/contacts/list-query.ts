@@ -138,10 +138,15 @@ function termConditions(eb: ExpressionBuilder<Database, never>, contactId: strin
 type DriverDb = Database & { t: { contact_id: number; updated_at: string; contact_number: number } };
 type DriverQuery = SelectQueryBuilder<DriverDb, "t", object>;
 type DriverBuilder = ExpressionBuilder<DriverDb, "t">;
-/** `ordered`: its index yields rows in list order (walk it); otherwise its few matches are sorted. */
+/**
+ * `ordered`: its index yields rows in list order (walk it); otherwise its few matches are
+ * sorted. `arms`: several ordered walks (a word's near words or phone forms, each in its own
+ * head group), read as one compound SELECT whose ORDER BY merges them.
+ */
 interface Driver {
   query: (db: Db) => DriverQuery;
   ordered: boolean;
+  arms?: Array<(db: Db) => DriverQuery>;
 }
 
 /**
@@ -158,22 +163,26 @@ async function drivenIds(db: Db, driver: Driver, f: ContactFilters, wanted: numb
   let after = f.after;
   for (let round = 0; round < 100 && ids.length < wanted; round++) {
     const batch = wanted * 2;
-    let q = driver.query(db);
-    const checks = { searchWords: f.searchWords, notAll: f.notAll };
-    if (checks.searchWords?.length || checks.notAll) q = q.where((eb: DriverBuilder) => eb.and(termConditions(eb as never, "t.contact_id", checks)));
-    if (needsContact) {
-      q = q.where((eb: DriverBuilder) =>
-        eb.exists(
-          eb.selectFrom("contacts").select("contacts.id").whereRef("contacts.id", "=", "t.contact_id").where((c) => candidateCondition(c as never, rest, filterOnly)),
-        ),
-      );
-    }
-    if (f.updatedSince) q = q.where(key("updated_at"), ">=", f.updatedSince);
-    if (after) q = q.where((eb: DriverBuilder) => keysetAfter(eb as never, [key("updated_at"), key("contact_number")], after!, "desc"));
-    const rows: Array<{ contact_id: number; updated_at: string; contact_number: number }> = await q
-      .select(["t.contact_id", "t.updated_at", "t.contact_number"])
-      .orderBy(key("updated_at"), "desc")
-      .orderBy(key("contact_number"), "desc")
+    const position = after;
+    const narrowed = (base: DriverQuery) => {
+      let q = base;
+      const checks = { searchWords: f.searchWords, notAll: f.notAll };
+      if (checks.searchWords?.length || checks.notAll) q = q.where((eb: DriverBuilder) => eb.and(termConditions(eb as never, "t.contact_id", checks)));
+      if (needsContact) {
+        q = q.where((eb: DriverBuilder) =>
+          eb.exists(
+            eb.selectFrom("contacts").select("contacts.id").whereRef("contacts.id", "=", "t.contact_id").where((c) => candidateCondition(c as never, rest, filterOnly)),
+          ),
+        );
+      }
+      if (f.updatedSince) q = q.where(key("updated_at"), ">=", f.updatedSince);
+      if (position) q = q.where((eb: DriverBuilder) => keysetAfter(eb as never, [key("updated_at"), key("contact_number")], position, "desc"));
+      return q.select(["t.contact_id", "t.updated_at", "t.contact_number"]);
+    };
+    // Each arm narrowed alike, then one ORDER BY over the compound: a merge of ordered walks (UNION also drops a contact's repeats).
+    const rows: Array<{ contact_id: number; updated_at: string; contact_number: number }> = await (driver.arms
+      ? driver.arms.map((arm) => narrowed(arm(db))).reduce((all, arm) => all.union(arm)).orderBy(sql.ref("updated_at"), "desc").orderBy(sql.ref("contact_number"), "desc")
+      : narrowed(driver.query(db)).orderBy(key("updated_at"), "desc").orderBy(key("contact_number"), "desc"))
       .limit(batch)
       .execute();
     for (const r of rows) if (!ids.includes(r.contact_id) && ids.length < wanted) ids.push(r.contact_id);
@@ -211,8 +220,8 @@ function tagDriver(tagId: string): Driver {
  * no count. Otherwise each word's term rows (the union of its matches: a phone's digits
  * forward and reversed, a typo's near words) are counted up to a cap (index ranges, no
  * more) and the rarest drives: fewer than 2,000 matches take their ranges of the primary
- * key and are sorted; a denser word with one match of 3+ characters walks its head group;
- * otherwise, past the cap (a large share of the project, so candidates match often) no word
+ * key and are sorted; a denser word with one match of 3+ characters walks its head group,
+ * one with several such matches merges their walks (`arms`); otherwise, past the cap (a large share of the project, so candidates match often) no word
  * drives (`driver: null`): the page walks the contacts in list order, checking the words.
  */
 async function searchDriver(db: Db, projectId: string, words: SearchWord[], wanted: number) {
@@ -221,19 +230,23 @@ async function searchDriver(db: Db, projectId: string, words: SearchWord[], want
   const walk = (match: TermMatch): Driver => ({
     query: (d) => {
       const q = d.selectFrom("contact_search_terms as t").where("t.project_id", "=", projectId).where("t.head", "=", termHead(match.term));
-      if (!match.prefix) return q.where("t.term", "=", match.term) as unknown as DriverQuery;
+      if (match.prefix && [...match.term].length === HEAD_LENGTH) return q as unknown as DriverQuery;
+      // The term as a filter only: as an index column, SQLite took the primary key's term range and sorted it whole (a common name's typo, 172,000 rows at 1 M contacts).
+      if (!match.prefix) return q.where(filterOnlyIn(d)("t.term"), "=", match.term) as unknown as DriverQuery;
       return q.where(sql<string>`substr(t.term, 1, ${[...match.term].length})`, "=", match.term) as unknown as DriverQuery;
     },
     ordered: true,
   });
-  const lone = words.length === 1 ? walkable(words[0]!) : null;
-  if (lone?.prefix && [...lone.term].length === HEAD_LENGTH) return { driver: walk(lone), rest: [] };
+  const merges = (word: SearchWord) => word.matches.length > 1 && word.matches.every((m) => [...m.term].length >= HEAD_LENGTH);
+  const lone = words.length === 1 && (walkable(words[0]!) !== null || merges(words[0]!));
+  const loneMatch = words.length === 1 ? walkable(words[0]!) : null;
+  if (loneMatch?.prefix && [...loneMatch.term].length === HEAD_LENGTH) return { driver: walk(loneMatch), rest: [] };
   // Sorting `cap` rows costs about what walking `wanted × contacts / cap` candidates does.
   const project = await db.selectFrom("projects").select("contact_count").where("id", "=", projectId).executeTakeFirst();
   const cap = Math.max(DENSE_PREFIX, Math.round(Math.sqrt(wanted * (project?.contact_count ?? 0))));
   const counts = await Promise.all(
     words.map(async (word, i) => {
-      // A lone walkable word walks once past 2,000: no need to count further.
+      // A lone walkable word (or one whose walks merge) walks once past 2,000: no need to count further.
       const limit = lone ? DENSE_PREFIX : cap;
       const row = word.matches.length === 0 ? { n: 0 } : await db
         .selectFrom((d) => range(d as never, word).select("t.contact_id").limit(limit).as("m"))
@@ -249,6 +262,11 @@ async function searchDriver(db: Db, projectId: string, words: SearchWord[], want
   const best = counts[0]!;
   const rest = words.filter((w) => w !== best.word);
   if (best.match && (best.length === HEAD_LENGTH || best.n >= DENSE_PREFIX)) return { driver: walk(best.match), rest };
+  // A dense word of several matches (a typo's near words, a phone's forms), each at least a head long: its walks merged.
+  if (best.n >= DENSE_PREFIX && merges(best.word)) {
+    const arms = best.word.matches.map((m) => walk(m).query);
+    return { driver: { query: arms[0]!, ordered: true, arms } as Driver, rest };
+  }
   if (best.n >= cap) return { driver: null, rest: words };
   return { driver: { query: (d: Db) => range(d, best.word) as unknown as DriverQuery, ordered: false } as Driver, rest };
 }

@@ -110,6 +110,18 @@ describe("GET /contacts drivers", () => {
     );
   });
 
+  test("a dense word of several matches (a typo's near words, a phone's forms) merges their walks: every match once, in order, page after page", async () => {
+    // Mark, Maria, Martin… and Marsh: each contact has several of these terms, and is listed once.
+    const near: SearchWord[] = [{ matches: ["mar", "mark", "marsh"].map((term) => ({ term, prefix: true })), exact: [] }];
+    const either = (s: Seeded) => ["mar", "mark", "marsh"].some((t) => prefixMatch(s, t));
+    for (const limit of [7, 50]) expect(await walkAll({ searchWords: near }, limit)).toEqual(await expected(either));
+    const since = (await db.selectFrom("contacts").select("updated_at").where("contact_number", "=", 1200).executeTakeFirstOrThrow()).updated_at;
+    const times = new Map((await db.selectFrom("contacts").select(["contact_number", "updated_at"]).execute()).map((r) => [r.contact_number, r.updated_at]));
+    expect(await walkAll({ searchWords: [...near, ...prefixWords(["paul"])], updatedSince: since }, 5)).toEqual(
+      await expected((s) => either(s) && prefixMatch(s, "paul") && times.get(s.number)! >= since),
+    );
+  });
+
   test("a tag drives the list; a second tag and search combine with it", async () => {
     const [five] = (await findTagIds(db, projectId, ["five"]))!;
     const [eleven] = (await findTagIds(db, projectId, ["eleven"]))!;
@@ -281,12 +293,13 @@ describe("GET /contacts: the rarest filter drives", () => {
     const driver = statements.find((st) => st.sql.startsWith('select "t"."contact_id", "t"."updated_at", "t"."contact_number" from'));
     const params = (driver?.parameters ?? []) as unknown[];
     const [byTag, byHead] = [driver?.sql.includes('from "contact_tags" as "t"'), driver?.sql.includes('"t"."head" = ?')];
-    // The driver's own parameters come first: a tag id; or project, head, length, word; or project and the word's range.
-    const own = byTag ? 1 : byHead ? 4 : 3;
+    // The driver's own parameters come first: a tag id; or project, head and, unless the word is the head (a 3-letter prefix), the word's length and the word; or project and the word's range.
+    const whole = byHead && !driver!.sql.includes("substr(t.term");
+    const own = byTag ? 1 : whole ? 2 : byHead ? 4 : 3;
     return {
       counts: statements.filter((st) => st.sql.startsWith("select count(*)")).length,
       tag: byTag ? params[0] : undefined,
-      walked: byHead ? params[3] : undefined,
+      walked: whole ? params[1] : byHead ? params[3] : undefined,
       ranged: driver && !byTag && !byHead ? params[1] : undefined,
       /** Words and tag ids the driver checks on each candidate (prefix ends and the limit left out). */
       checked: params.slice(own).filter((p) => typeof p === "string" && !p.endsWith("\u{10FFFF}")),
@@ -320,6 +333,19 @@ describe("GET /contacts: the rarest filter drives", () => {
     for (const tokens of [["stone", "paul1"], ["paul1", "stone"]]) {
       expect(await driving({ searchWords: prefixWords(tokens) })).toMatchObject({ ranged: "paul1", checked: ["stone"] });
     }
+  });
+
+  test("a dense word of several matches, each at least a head long, walks each (one compound statement), counting no further than 2,000", async () => {
+    const statements: string[] = [];
+    const recorder: KyselyPlugin = {
+      transformQuery: ({ node, queryId }) => (statements.push(db.getExecutor().compileQuery(node, queryId).sql), node),
+      transformResult: async ({ result }) => result,
+    };
+    const near: SearchWord[] = [{ matches: ["mark", "marsh", "stone"].map((term) => ({ term, prefix: false })), exact: [] }];
+    await listContactRows(db.withPlugin(recorder), projectId, { searchWords: near }, 10);
+    const driver = statements.find((sql) => sql.includes(" union select "))!;
+    expect(driver.match(/"t"."head" = \?/g)).toHaveLength(3);
+    expect(statements.some((sql) => sql.includes('"contacts"."deleted_at" is null and exists'))).toBe(false);
   });
 
   test("of several dense words, a 3-letter one (its head group holds only its matches) is walked", async () => {

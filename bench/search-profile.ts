@@ -1,0 +1,64 @@
+/**
+ * `bun bench/search-profile.ts <crm.db> [kind…]`: where a search's time goes (issue 31;
+ * docs/api.md §11.6), in process, on a database bench/search.ts built (BENCH_KEEP=1): for
+ * each kind of query of bench/harness/seed/search-profile's list, the time of resolving the
+ * words, of the page of ids and of the contacts' answer, and the statements run, per query.
+ * The database is opened read-only as the server reads it; nothing is written.
+ */
+import { Kysely, type LogEvent } from "kysely";
+import { BunSqliteDialect } from "kysely-bun-sqlite";
+import { Database as Sqlite } from "bun:sqlite";
+import type { Database } from "../src/storage/schema.ts";
+import { listContactRows } from "../src/contacts/list-query.ts";
+import { resolveSearch } from "../src/contacts/search/query.ts";
+import { relevanceRows } from "../src/contacts/search/relevance.ts";
+import { toContacts } from "../src/contacts/service.ts";
+import { percentile } from "./harness/report.ts";
+import { KINDS, queries, type Kind } from "./harness/seed/search-people.ts";
+
+const [path, ...wanted] = process.argv.slice(2).filter((a) => !a.startsWith("--"));
+if (!path) throw new Error("usage: bun bench/search-profile.ts <crm.db> [kind…]");
+const RELEVANCE = process.argv.includes("--relevance");
+const VERBOSE = process.argv.includes("--verbose");
+const COUNT = Number(process.env.PROFILE_QUERIES ?? 100);
+const raw = new Sqlite(path, { readonly: true });
+raw.exec("PRAGMA cache_size = -8192");
+let statements: Array<{ sql: string; ms: number }> = [];
+const db = new Kysely<Database>({
+  dialect: new BunSqliteDialect({ database: raw }),
+  log: (e: LogEvent) => void statements.push({ sql: e.query.sql, ms: e.queryDurationMillis }),
+});
+const project = await db.selectFrom("projects").select(["id", "contact_count"]).orderBy("contact_count", "desc").executeTakeFirstOrThrow();
+const qs = queries(Number(project.contact_count), COUNT);
+for (const kind of KINDS.filter((k) => !wanted.length || wanted.includes(k)) as Kind[]) {
+  const total: number[] = [];
+  const parts = { resolve: [] as number[], ids: [] as number[], answer: [] as number[], statements: [] as number[] };
+  let slowest = { ms: 0, q: "", statements: [] as typeof statements };
+  for (let round = 0; round < 2; round++) {
+    for (const q of qs[kind]) {
+      statements = [];
+      const t0 = performance.now();
+      const search = await resolveSearch(db, project.id, q);
+      const t1 = performance.now();
+      const rows = RELEVANCE
+        ? await relevanceRows(db, project.id, { searchWords: search.words }, search, undefined, 50)
+        : await listContactRows(db, project.id, { searchWords: search.words }, 50);
+      const t2 = performance.now();
+      await toContacts(db, rows.slice(0, 50));
+      const t3 = performance.now();
+      if (round === 0) continue; // the first round warms the cache
+      total.push(t3 - t0);
+      parts.resolve.push(t1 - t0);
+      parts.ids.push(t2 - t1);
+      parts.answer.push(t3 - t2);
+      parts.statements.push(statements.length);
+      if (t3 - t0 > slowest.ms) slowest = { ms: t3 - t0, q, statements };
+    }
+  }
+  const f = (xs: number[]) => `${percentile(xs, 50).toFixed(2)}/${percentile(xs, 95).toFixed(2)}`;
+  console.log(`${kind.padEnd(14)} total p50/p95 ${f(total)} ms · resolve ${f(parts.resolve)} · ids ${f(parts.ids)} · answer ${f(parts.answer)} · statements p95 ${percentile(parts.statements, 95)}`);
+  if (VERBOSE) {
+    console.log(`  slowest ${JSON.stringify(slowest.q)} ${slowest.ms.toFixed(2)} ms:`);
+    for (const s of slowest.statements) console.log(`    ${s.ms.toFixed(2)} ms  ${s.sql.replace(/\s+/g, " ").slice(0, 400)}`);
+  }
+}
