@@ -141,7 +141,7 @@ type DriverBuilder = ExpressionBuilder<DriverDb, "t">;
 /**
  * `ordered`: its index yields rows in list order (walk it); otherwise its few matches are
  * sorted. `arms`: several ordered walks (a word's near words or phone forms, each in its own
- * head group), read as one compound SELECT whose ORDER BY merges them.
+ * head group), read as one compound SELECT (UNION ALL) whose ORDER BY merges them.
  */
 interface Driver {
   query: (db: Db) => DriverQuery;
@@ -179,9 +179,10 @@ async function drivenIds(db: Db, driver: Driver, f: ContactFilters, wanted: numb
       if (position) q = q.where((eb: DriverBuilder) => keysetAfter(eb as never, [key("updated_at"), key("contact_number")], position, "desc"));
       return q.select(["t.contact_id", "t.updated_at", "t.contact_number"]);
     };
-    // Each arm narrowed alike, then one ORDER BY over the compound: a merge of ordered walks (UNION also drops a contact's repeats).
+    // Each arm narrowed alike, then one ORDER BY over the compound: a merge of ordered walks
+    // (SQLite: co-routines; PostgreSQL: Merge Append). A contact in several arms repeats, as in one walk: dropped below.
     const rows: Array<{ contact_id: number; updated_at: string; contact_number: number }> = await (driver.arms
-      ? driver.arms.map((arm) => narrowed(arm(db))).reduce((all, arm) => all.union(arm)).orderBy(sql.ref("updated_at"), "desc").orderBy(sql.ref("contact_number"), "desc")
+      ? driver.arms.map((arm) => narrowed(arm(db))).reduce((all, arm) => all.unionAll(arm)).orderBy(sql.ref("updated_at"), "desc").orderBy(sql.ref("contact_number"), "desc")
       : narrowed(driver.query(db)).orderBy(key("updated_at"), "desc").orderBy(key("contact_number"), "desc"))
       .limit(batch)
       .execute();

@@ -343,7 +343,7 @@ describe("GET /contacts: the rarest filter drives", () => {
     };
     const near: SearchWord[] = [{ matches: ["mark", "marsh", "stone"].map((term) => ({ term, prefix: false })), exact: [] }];
     await listContactRows(db.withPlugin(recorder), projectId, { searchWords: near }, 10);
-    const driver = statements.find((sql) => sql.includes(" union select "))!;
+    const driver = statements.find((sql) => sql.includes(" union all select "))!;
     expect(driver.match(/"t"."head" = \?/g)).toHaveLength(3);
     expect(statements.some((sql) => sql.includes('"contacts"."deleted_at" is null and exists'))).toBe(false);
   });
