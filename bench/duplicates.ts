@@ -47,6 +47,7 @@ import { Children, crmCli, guard, startServer } from "./harness/process.ts";
 import { mdTable, percentile, verdict } from "./harness/report.ts";
 import { createTenants, findTenants, type ApiSeedProject } from "./harness/seed/api.ts";
 import { AREA, BIZ_A, BIZ_B, BIZ_C, FIRST, LAST, asciiLower, prng } from "./harness/seed/people.ts";
+import { bodyOf } from "./harness/seed/search-people.ts";
 import { startBenchCluster, type BenchCluster } from "./postgres/cluster.ts";
 import { call, type Client, pool, range } from "./harness/http.ts";
 
@@ -91,6 +92,7 @@ type Body = Record<string, unknown>;
 
 // ---------- the people ----------
 
+/** The fields of a contact body (bodyOf, bench/harness/seed/search-people.ts, writes them). */
 interface Person {
   first: string | null;
   last: string | null;
@@ -147,17 +149,6 @@ function item(p: number, i: number): { body: Body; kind: Kind | null } {
       return { kind, body: bodyOf({ first: capitals(x.first), last: capitals(x.last), business: x.business, email, phone: null }) };
     }
   }
-}
-
-function bodyOf(x: Person): Body {
-  return {
-    ...(x.first ? { firstName: x.first } : {}),
-    ...(x.last ? { lastName: x.last } : {}),
-    ...(x.business ? { businessName: x.business } : {}),
-    ...(x.email ? { email: x.email } : {}),
-    ...(x.phone ? { phone: x.phone } : {}),
-    ...(!x.first && !x.last && !x.business && !x.email && !x.phone ? { firstName: "Anonymous" } : {}),
-  };
 }
 
 // ---------- the load ----------
