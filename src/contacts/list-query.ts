@@ -140,13 +140,12 @@ type DriverQuery = SelectQueryBuilder<DriverDb, "t", object>;
 type DriverBuilder = ExpressionBuilder<DriverDb, "t">;
 /**
  * `ordered`: its index yields rows in list order (walk it); otherwise its few matches are
- * sorted. `arms`: several ordered walks (a word's near words or phone forms, each in its own
- * head group), read as one compound SELECT (UNION ALL) whose ORDER BY merges them.
+ * sorted. Several `arms` (ordered walks: a word's near words or phone forms, each in its own
+ * head group) are read as one compound SELECT (UNION ALL) whose ORDER BY merges them.
  */
 interface Driver {
-  query: (db: Db) => DriverQuery;
+  arms: Array<(db: Db) => DriverQuery>;
   ordered: boolean;
-  arms?: Array<(db: Db) => DriverQuery>;
 }
 
 /**
@@ -181,9 +180,9 @@ async function drivenIds(db: Db, driver: Driver, f: ContactFilters, wanted: numb
     };
     // Each arm narrowed alike, then one ORDER BY over the compound: a merge of ordered walks
     // (SQLite: co-routines; PostgreSQL: Merge Append). A contact in several arms repeats, as in one walk: dropped below.
-    const rows: Array<{ contact_id: number; updated_at: string; contact_number: number }> = await (driver.arms
+    const rows: Array<{ contact_id: number; updated_at: string; contact_number: number }> = await (driver.arms.length > 1
       ? driver.arms.map((arm) => narrowed(arm(db))).reduce((all, arm) => all.unionAll(arm)).orderBy(sql.ref("updated_at"), "desc").orderBy(sql.ref("contact_number"), "desc")
-      : narrowed(driver.query(db)).orderBy(key("updated_at"), "desc").orderBy(key("contact_number"), "desc"))
+      : narrowed(driver.arms[0]!(db)).orderBy(key("updated_at"), "desc").orderBy(key("contact_number"), "desc"))
       .limit(batch)
       .execute();
     for (const r of rows) if (!ids.includes(r.contact_id) && ids.length < wanted) ids.push(r.contact_id);
@@ -211,7 +210,7 @@ async function rarestTagFirst(db: Db, tagIds: string[]): Promise<string[]> {
 
 /** A tag's rows in list order (contact_tags_recent); the other tags are per-candidate checks. */
 function tagDriver(tagId: string): Driver {
-  return { query: (db) => db.selectFrom("contact_tags as t").where("t.tag_id", "=", tagId) as unknown as DriverQuery, ordered: true };
+  return { arms: [(db) => db.selectFrom("contact_tags as t").where("t.tag_id", "=", tagId) as unknown as DriverQuery], ordered: true };
 }
 
 /**
@@ -222,26 +221,26 @@ function tagDriver(tagId: string): Driver {
  * forward and reversed, a typo's near words) are counted up to a cap (index ranges, no
  * more) and the rarest drives: fewer than 2,000 matches take their ranges of the primary
  * key and are sorted; a denser word with one match of 3+ characters walks its head group,
- * one with several such matches merges their walks (`arms`); otherwise, past the cap (a large share of the project, so candidates match often) no word
- * drives (`driver: null`): the page walks the contacts in list order, checking the words.
+ * one with several such matches merges their walks (`arms`); otherwise, past the cap (a
+ * large share of the project, so candidates match often) no word drives (`driver: null`):
+ * the page walks the contacts in list order, checking the words.
  */
 async function searchDriver(db: Db, projectId: string, words: SearchWord[], wanted: number) {
   const range = (d: Db, word: SearchWord) => d.selectFrom("contact_search_terms as t").where((eb) => projectTermIn(eb, "t", projectId, word.matches));
   const walkable = (word: SearchWord) => (word.matches.length === 1 && [...word.matches[0]!.term].length >= HEAD_LENGTH ? word.matches[0]! : null);
-  const walk = (match: TermMatch): Driver => ({
-    query: (d) => {
-      const q = d.selectFrom("contact_search_terms as t").where("t.project_id", "=", projectId).where("t.head", "=", termHead(match.term));
-      if (match.prefix && [...match.term].length === HEAD_LENGTH) return q as unknown as DriverQuery;
-      // The term as a filter only: as an index column, SQLite took the primary key's term range and sorted it whole (a common name's typo, 172,000 rows at 1 M contacts).
-      if (!match.prefix) return q.where(filterOnlyIn(d)("t.term"), "=", match.term) as unknown as DriverQuery;
-      return q.where(sql<string>`substr(t.term, 1, ${[...match.term].length})`, "=", match.term) as unknown as DriverQuery;
-    },
-    ordered: true,
-  });
+  const walk = (match: TermMatch) => (d: Db) => {
+    const q = d.selectFrom("contact_search_terms as t").where("t.project_id", "=", projectId).where("t.head", "=", termHead(match.term));
+    if (match.prefix && [...match.term].length === HEAD_LENGTH) return q as unknown as DriverQuery;
+    // The term as a filter only: as an index column, SQLite took the primary key's term range
+    // and sorted it whole (a typo of "james": 172,000 rows at 1 M contacts).
+    if (!match.prefix) return q.where(filterOnlyIn(d)("t.term"), "=", match.term) as unknown as DriverQuery;
+    return q.where(sql<string>`substr(t.term, 1, ${[...match.term].length})`, "=", match.term) as unknown as DriverQuery;
+  };
+  const walked = (...matches: TermMatch[]): Driver => ({ arms: matches.map(walk), ordered: true });
   const merges = (word: SearchWord) => word.matches.length > 1 && word.matches.every((m) => [...m.term].length >= HEAD_LENGTH);
-  const lone = words.length === 1 && (walkable(words[0]!) !== null || merges(words[0]!));
   const loneMatch = words.length === 1 ? walkable(words[0]!) : null;
-  if (loneMatch?.prefix && [...loneMatch.term].length === HEAD_LENGTH) return { driver: walk(loneMatch), rest: [] };
+  const lone = loneMatch !== null || (words.length === 1 && merges(words[0]!));
+  if (loneMatch?.prefix && [...loneMatch.term].length === HEAD_LENGTH) return { driver: walked(loneMatch), rest: [] };
   // Sorting `cap` rows costs about what walking `wanted × contacts / cap` candidates does.
   const project = await db.selectFrom("projects").select("contact_count").where("id", "=", projectId).executeTakeFirst();
   const cap = Math.max(DENSE_PREFIX, Math.round(Math.sqrt(wanted * (project?.contact_count ?? 0))));
@@ -262,12 +261,9 @@ async function searchDriver(db: Db, projectId: string, words: SearchWord[], want
   counts.sort((a, b) => (a.n !== b.n ? a.n - b.n : rank(b) - rank(a) || a.i - b.i));
   const best = counts[0]!;
   const rest = words.filter((w) => w !== best.word);
-  if (best.match && (best.length === HEAD_LENGTH || best.n >= DENSE_PREFIX)) return { driver: walk(best.match), rest };
+  if (best.match && (best.length === HEAD_LENGTH || best.n >= DENSE_PREFIX)) return { driver: walked(best.match), rest };
   // A dense word of several matches (a typo's near words, a phone's forms), each at least a head long: its walks merged.
-  if (best.n >= DENSE_PREFIX && merges(best.word)) {
-    const arms = best.word.matches.map((m) => walk(m).query);
-    return { driver: { query: arms[0]!, ordered: true, arms } as Driver, rest };
-  }
+  if (best.n >= DENSE_PREFIX && merges(best.word)) return { driver: walked(...best.word.matches), rest };
   if (best.n >= cap) return { driver: null, rest: words };
-  return { driver: { query: (d: Db) => range(d, best.word) as unknown as DriverQuery, ordered: false } as Driver, rest };
+  return { driver: { arms: [(d: Db) => range(d, best.word) as unknown as DriverQuery], ordered: false } as Driver, rest };
 }
