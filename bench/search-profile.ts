@@ -1,13 +1,16 @@
 /**
- * `bun bench/search-profile.ts <crm.db> [kind…]`: where a search's time goes (issue 31;
- * docs/api.md §11.6), in process, on a database bench/search.ts built (BENCH_KEEP=1): for
- * each kind of query of bench/harness/seed/search-profile's list, the time of resolving the
- * words, of the page of ids and of the contacts' answer, and the statements run, per query.
- * The database is opened read-only as the server reads it; nothing is written.
+ * `bun bench/search-profile.ts <crm.db | postgres://…> [kind…] [--relevance] [--verbose]
+ * [--explain]`: where a search's time goes (issue 31; docs/api.md §11.6), in process, on a
+ * database bench/search.ts built (BENCH_KEEP=1): for each kind of query of
+ * bench/harness/seed/search-people.ts, the time of resolving the words, of the page of ids
+ * and of the contacts' answer, and the statements run, per query; `--verbose` lists the
+ * slowest query's statements, `--explain` also its slowest statement's plan as run. A SQLite
+ * file is opened read-only; on PostgreSQL only SELECTs are sent.
  */
-import { Kysely, type LogEvent } from "kysely";
+import { Kysely, PostgresDialect, sql, type LogEvent } from "kysely";
 import { BunSqliteDialect } from "kysely-bun-sqlite";
 import { Database as Sqlite } from "bun:sqlite";
+import pg from "pg";
 import type { Database } from "../src/storage/schema.ts";
 import { listContactRows } from "../src/contacts/list-query.ts";
 import { resolveSearch } from "../src/contacts/search/query.ts";
@@ -17,17 +20,23 @@ import { percentile } from "./harness/report.ts";
 import { KINDS, queries, type Kind } from "./harness/seed/search-people.ts";
 
 const [path, ...wanted] = process.argv.slice(2).filter((a) => !a.startsWith("--"));
-if (!path) throw new Error("usage: bun bench/search-profile.ts <crm.db> [kind…]");
+if (!path) throw new Error("usage: bun bench/search-profile.ts <crm.db | postgres://…> [kind…]");
 const RELEVANCE = process.argv.includes("--relevance");
-const VERBOSE = process.argv.includes("--verbose");
+const EXPLAIN = process.argv.includes("--explain");
+const VERBOSE = EXPLAIN || process.argv.includes("--verbose");
+const POSTGRES = path.startsWith("postgres");
 const COUNT = Number(process.env.PROFILE_QUERIES ?? 100);
-const raw = new Sqlite(path, { readonly: true });
-raw.exec("PRAGMA cache_size = -8192");
-let statements: Array<{ sql: string; ms: number }> = [];
+let statements: Array<{ sql: string; parameters: readonly unknown[]; ms: number }> = [];
+const log = (e: LogEvent) => void statements.push({ sql: e.query.sql, parameters: e.query.parameters, ms: e.queryDurationMillis });
 const db = new Kysely<Database>({
-  dialect: new BunSqliteDialect({ database: raw }),
-  log: (e: LogEvent) => void statements.push({ sql: e.query.sql, ms: e.queryDurationMillis }),
+  dialect: POSTGRES ? new PostgresDialect({ pool: new pg.Pool({ connectionString: path, max: 4 }) }) : sqliteDialect(path),
+  log,
 });
+function sqliteDialect(file: string) {
+  const raw = new Sqlite(file, { readonly: true });
+  raw.exec("PRAGMA cache_size = -8192");
+  return new BunSqliteDialect({ database: raw });
+}
 const project = await db.selectFrom("projects").select(["id", "contact_count"]).orderBy("contact_count", "desc").executeTakeFirstOrThrow();
 const qs = queries(Number(project.contact_count), COUNT);
 for (const kind of KINDS.filter((k) => !wanted.length || wanted.includes(k)) as Kind[]) {
@@ -60,5 +69,18 @@ for (const kind of KINDS.filter((k) => !wanted.length || wanted.includes(k)) as 
   if (VERBOSE) {
     console.log(`  slowest ${JSON.stringify(slowest.q)} ${slowest.ms.toFixed(2)} ms:`);
     for (const s of slowest.statements) console.log(`    ${s.ms.toFixed(2)} ms  ${s.sql.replace(/\s+/g, " ").slice(0, 400)}`);
+    if (EXPLAIN) {
+      const worst = slowest.statements.filter((st) => st.sql.startsWith("select")).sort((a, b) => b.ms - a.ms)[0]!;
+      const explain = POSTGRES ? "explain (analyze, buffers) " : "explain query plan ";
+      const { rows } = await sql.raw(explain + worst.sql.replace(/\$\d+|\?/g, (() => { let i = 0; return () => literal(worst.parameters[i++]); })())).execute(db);
+      for (const row of rows as Array<Record<string, unknown>>) console.log(`      ${Object.values(row).at(-1)}`);
+    }
   }
 }
+
+/** A parameter written into the statement, for EXPLAIN only (the values are the bench's own). */
+function literal(value: unknown): string {
+  return typeof value === "number" ? String(value) : `'${String(value).replaceAll("'", "''")}'`;
+}
+
+await db.destroy();

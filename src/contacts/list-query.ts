@@ -2,7 +2,7 @@ import { sql, type Expression, type ExpressionBuilder, type SelectQueryBuilder, 
 import { keysetAfter } from "../storage/keyset.ts";
 import type { Database, Db } from "../storage/schema.ts";
 import type { FilterOnly } from "../storage/port.ts";
-import { contactsByIds, filterOnlyIn } from "../storage/query.ts";
+import { contactsByIds, filterOnlyIn, inListOrder } from "../storage/query.ts";
 import { HEAD_LENGTH, termHead } from "./matching.ts";
 import { hasTermIn, projectTermIn, type SearchWord, type TermMatch } from "./search/query.ts";
 import { withType, type ContactView } from "./repository.ts";
@@ -153,6 +153,10 @@ interface Driver {
  * `f` leaves as per-candidate checks; a contact reached through several terms counts once.
  */
 async function drivenIds(db: Db, driver: Driver, f: ContactFilters, wanted: number): Promise<number[]> {
+  return driver.ordered ? inListOrder(db, (d) => readDriven(d, driver, f, wanted)) : readDriven(db, driver, f, wanted);
+}
+
+async function readDriven(db: Db, driver: Driver, f: ContactFilters, wanted: number): Promise<number[]> {
   const filterOnly = filterOnlyIn(db);
   const rest: ContactFilters = { contactTypeIds: f.contactTypeIds, tagIds: f.tagIds };
   const needsContact = rest.contactTypeIds !== undefined || !!rest.tagIds?.length;

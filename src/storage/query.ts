@@ -70,6 +70,11 @@ export function contactsByIds(db: Db, ids: number[]): SelectQueryBuilder<Databas
   return dialectOf(db).contactsByIds(db, ids);
 }
 
+/** `read`, whose statements walk an index in list order to a LIMIT, planned as that walk (`Dialect.inListOrder`). */
+export function inListOrder<T>(db: Db, read: (db: Db) => Promise<T>): Promise<T> {
+  return dialectOf(db).inListOrder(db, read);
+}
+
 /** The columns that end this node's claim on a delivery when its attempt is recorded (`Dialect.leaseEnd`). */
 export function leaseEnd(trx: Db): Dialect["leaseEnd"] {
   return dialectOf(trx).leaseEnd;

@@ -21,6 +21,16 @@ export async function advisoryLocksUntilCommit(trx: Db, names: string[]): Promis
   await sql`select pg_advisory_xact_lock(hashtextextended(k, 0)) from unnest(${names}::text[]) as k`.execute(trx);
 }
 
+/** `read` on one connection with bitmap scans off, turned back on after, whatever happens (Dialect.inListOrder). */
+async function withoutBitmapScans<T>(conn: Db, read: (db: Db) => Promise<T>): Promise<T> {
+  await sql`set enable_bitmapscan = off`.execute(conn);
+  try {
+    return await read(conn);
+  } finally {
+    await sql`reset enable_bitmapscan`.execute(conn);
+  }
+}
+
 const plainReference = <T>(ref: string): RawBuilder<T> => sql<T>`${sql.ref(ref)}`;
 
 /** PostgreSQL's side of the query-time port (src/storage/port.ts, docs/scaling.md §6). */
@@ -35,6 +45,7 @@ export const postgresDialect: Dialect = {
   contactsByIds: (db, ids) => db.selectFrom("contacts").where(sql<boolean>`contacts.id = ANY(${ids}::bigint[])`),
   // The node's lease ends with its attempt recorded, so a retry is due at its own time (claims.ts).
   leaseEnd: { lease_until: null, lease_owner: null },
+  inListOrder: (db, read) => (db.isTransaction ? withoutBitmapScans(db, read) : db.connection().execute((conn) => withoutBitmapScans(conn, read))),
   /**
    * `VACUUM` of `tables` on a pooled connection (it cannot run in a transaction), index
    * entries included, so dead row versions give up their space (docs/security.md §7).

@@ -21,6 +21,8 @@ export const sqliteDialect: Dialect = {
   },
   // Claims are in the process's memory only (src/storage/claims.ts): no lease columns.
   leaseEnd: {},
+  // SQLite's plans follow the driver's shape already (filterOnly).
+  inListOrder: (db, read) => read(db),
   reclaimErased,
   runDirectly,
   isUniqueViolation: (e) => typeof e.message === "string" && e.message.includes("UNIQUE constraint failed"),
