@@ -16,6 +16,7 @@ import { listContactRows } from "../src/contacts/list-query.ts";
 import { resolveSearch } from "../src/contacts/search/query.ts";
 import { relevanceRows } from "../src/contacts/search/relevance.ts";
 import { toContacts } from "../src/contacts/service.ts";
+import { inListOrder } from "../src/storage/query.ts";
 import { percentile } from "./harness/report.ts";
 import { KINDS, queries, type Kind } from "./harness/seed/search-people.ts";
 
@@ -72,7 +73,10 @@ for (const kind of KINDS.filter((k) => !wanted.length || wanted.includes(k)) as 
     if (EXPLAIN) {
       const worst = slowest.statements.filter((st) => st.sql.startsWith("select")).sort((a, b) => b.ms - a.ms)[0]!;
       const explain = POSTGRES ? "explain (analyze, buffers) " : "explain query plan ";
-      const { rows } = await sql.raw(explain + worst.sql.replace(/\$\d+|\?/g, (() => { let i = 0; return () => literal(worst.parameters[i++]); })())).execute(db);
+      const statement = sql.raw(explain + worst.sql.replace(/\$\d+|\?/g, (() => { let i = 0; return () => literal(worst.parameters[i++]); })()));
+      // A walk in list order is explained as it ran: through inListOrder (PostgreSQL: bitmap scans off).
+      const walked = slowest.statements[slowest.statements.indexOf(worst) - 1]?.sql.startsWith("set enable_bitmapscan");
+      const { rows } = walked ? await inListOrder(db, (d) => statement.execute(d)) : await statement.execute(db);
       for (const row of rows as Array<Record<string, unknown>>) console.log(`      ${Object.values(row).at(-1)}`);
     }
   }
@@ -80,6 +84,7 @@ for (const kind of KINDS.filter((k) => !wanted.length || wanted.includes(k)) as 
 
 /** A parameter written into the statement, for EXPLAIN only (the values are the bench's own). */
 function literal(value: unknown): string {
+  if (Array.isArray(value)) return `'{${value.join(",")}}'`;
   return typeof value === "number" ? String(value) : `'${String(value).replaceAll("'", "''")}'`;
 }
 

@@ -88,10 +88,12 @@ async function typedRows(db: Db, projectId: string, f: ContactFilters, typeIds: 
     }),
   );
   if (pages.length === 1) return pages[0]!;
-  const listOrder = (a: ContactView, b: ContactView) =>
-    a.updated_at === b.updated_at ? b.contact_number - a.contact_number : a.updated_at < b.updated_at ? 1 : -1;
   return pages.flat().sort(listOrder).slice(0, limit + 1);
 }
+
+/** Newest update first, then the higher number (the list's order, docs/api.md §11). */
+const listOrder = (a: { updated_at: string; contact_number: number }, b: { updated_at: string; contact_number: number }) =>
+  a.updated_at === b.updated_at ? b.contact_number - a.contact_number : a.updated_at < b.updated_at ? 1 : -1;
 
 /**
  * The contacts of a driven page by primary key, the ids (already in list order) as the outer
@@ -138,10 +140,11 @@ function termConditions(eb: ExpressionBuilder<Database, never>, contactId: strin
 type DriverDb = Database & { t: { contact_id: number; updated_at: string; contact_number: number } };
 type DriverQuery = SelectQueryBuilder<DriverDb, "t", object>;
 type DriverBuilder = ExpressionBuilder<DriverDb, "t">;
+type DriverRow = { contact_id: number; updated_at: string; contact_number: number };
 /**
  * `ordered`: its index yields rows in list order (walk it); otherwise its few matches are
  * sorted. Several `arms` (ordered walks: a word's near words or phone forms, each in its own
- * head group) are read as one compound SELECT (UNION ALL) whose ORDER BY merges them.
+ * head group) are each walked to a page's LIMIT and merged.
  */
 interface Driver {
   arms: Array<(db: Db) => DriverQuery>;
@@ -182,13 +185,12 @@ async function readDriven(db: Db, driver: Driver, f: ContactFilters, wanted: num
       if (position) q = q.where((eb: DriverBuilder) => keysetAfter(eb as never, [key("updated_at"), key("contact_number")], position, "desc"));
       return q.select(["t.contact_id", "t.updated_at", "t.contact_number"]);
     };
-    // Each arm narrowed alike, then one ORDER BY over the compound: a merge of ordered walks
-    // (SQLite: co-routines; PostgreSQL: Merge Append). A contact in several arms repeats, as in one walk: dropped below.
-    const rows: Array<{ contact_id: number; updated_at: string; contact_number: number }> = await (driver.arms.length > 1
-      ? driver.arms.map((arm) => narrowed(arm(db))).reduce((all, arm) => all.unionAll(arm)).orderBy(sql.ref("updated_at"), "desc").orderBy(sql.ref("contact_number"), "desc")
-      : narrowed(driver.arms[0]!(db)).orderBy(key("updated_at"), "desc").orderBy(key("contact_number"), "desc"))
-      .limit(batch)
-      .execute();
+    // Each arm is its own walk to the batch's LIMIT, merged here: the batch's rows are among
+    // each arm's first. (One compound statement merged the walks on SQLite, but PostgreSQL
+    // appended the arms whole and sorted them.) A contact in several arms repeats, as in one walk: dropped below.
+    const rows: DriverRow[] = [];
+    for (const arm of driver.arms) rows.push(...(await narrowed(arm(db)).orderBy(key("updated_at"), "desc").orderBy(key("contact_number"), "desc").limit(batch).execute()));
+    if (driver.arms.length > 1) rows.sort(listOrder).splice(batch);
     for (const r of rows) if (!ids.includes(r.contact_id) && ids.length < wanted) ids.push(r.contact_id);
     if (rows.length < batch) break;
     const last = rows[rows.length - 1]!;
@@ -235,10 +237,11 @@ async function searchDriver(db: Db, projectId: string, words: SearchWord[], want
   const walk = (match: TermMatch) => (d: Db) => {
     const q = d.selectFrom("contact_search_terms as t").where("t.project_id", "=", projectId).where("t.head", "=", termHead(match.term));
     if (match.prefix && [...match.term].length === HEAD_LENGTH) return q as unknown as DriverQuery;
-    // The term as a filter only: as an index column, SQLite took the primary key's term range
-    // and sorted it whole (a typo of "james": 172,000 rows at 1 M contacts).
-    if (!match.prefix) return q.where(filterOnlyIn(d)("t.term"), "=", match.term) as unknown as DriverQuery;
-    return q.where(sql<string>`substr(t.term, 1, ${[...match.term].length})`, "=", match.term) as unknown as DriverQuery;
+    // The term only through substr(), which no index serves: with `term = …` both backends
+    // took the primary key's range of the term and sorted it whole (a typo of "james":
+    // 172,000 rows at 1 M contacts). One character more than the word matches the word alone.
+    const length = [...match.term].length + (match.prefix ? 0 : 1);
+    return q.where(sql<string>`substr(t.term, 1, ${length})`, "=", match.term) as unknown as DriverQuery;
   };
   const walked = (...matches: TermMatch[]): Driver => ({ arms: matches.map(walk), ordered: true });
   const merges = (word: SearchWord) => word.matches.length > 1 && word.matches.every((m) => [...m.term].length >= HEAD_LENGTH);
