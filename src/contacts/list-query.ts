@@ -5,6 +5,7 @@ import type { FilterOnly } from "../storage/port.ts";
 import { contactsByIds, filterOnlyIn, inListOrder } from "../storage/query.ts";
 import { HEAD_LENGTH, termHead } from "./matching.ts";
 import { hasTermIn, projectTermIn, type SearchWord, type TermMatch } from "./search/query.ts";
+import { mayMatchWord } from "./search/term-bits.ts";
 import { withType, type ContactView } from "./repository.ts";
 
 export interface ContactFilters {
@@ -149,6 +150,8 @@ type DriverRow = { contact_id: number; updated_at: string; contact_number: numbe
 interface Driver {
   arms: Array<(db: Db) => DriverQuery>;
   ordered: boolean;
+  /** Its rows are term rows: the other words' term bits are tested on them first (src/contacts/search/term-bits.ts). */
+  termRows?: boolean;
 }
 
 /**
@@ -170,10 +173,20 @@ async function readDriven(db: Db, driver: Driver, f: ContactFilters, wanted: num
   for (let round = 0; round < 100 && ids.length < wanted; round++) {
     const batch = wanted * 2;
     const position = after;
+    const checks = { searchWords: f.searchWords, notAll: f.notAll };
+    const checked = !!(checks.searchWords?.length || checks.notAll);
+    // A sorted driver reads its whole range: the other words' terms are looked up only for
+    // the page's rows (`hit`, below), not for every row the bits let through.
+    const lookUpAfter = checked && !driver.ordered;
     const narrowed = (base: DriverQuery) => {
       let q = base;
-      const checks = { searchWords: f.searchWords, notAll: f.notAll };
-      if (checks.searchWords?.length || checks.notAll) q = q.where((eb: DriverBuilder) => eb.and(termConditions(eb as never, "t.contact_id", checks)));
+      if (driver.termRows) {
+        for (const word of f.searchWords ?? []) {
+          const test = mayMatchWord("t", word);
+          if (test) q = q.where(test);
+        }
+      }
+      if (checked && !lookUpAfter) q = q.where((eb: DriverBuilder) => eb.and(termConditions(eb as never, "t.contact_id", checks)));
       if (needsContact) {
         q = q.where((eb: DriverBuilder) =>
           eb.exists(
@@ -188,16 +201,31 @@ async function readDriven(db: Db, driver: Driver, f: ContactFilters, wanted: num
     // Each arm is its own walk to the batch's LIMIT, merged here: the batch's rows are among
     // each arm's first. (One compound statement merged the walks on SQLite, but PostgreSQL
     // appended the arms whole and sorted them.) A contact in several arms repeats, as in one walk: dropped below.
-    const rows: DriverRow[] = [];
-    for (const arm of driver.arms) rows.push(...(await narrowed(arm(db)).orderBy(key("updated_at"), "desc").orderBy(key("contact_number"), "desc").limit(batch).execute()));
-    if (driver.arms.length > 1) rows.sort(listOrder).splice(batch);
-    for (const r of rows) if (!ids.includes(r.contact_id) && ids.length < wanted) ids.push(r.contact_id);
+    const rows: Array<DriverRow & { hit?: unknown }> = [];
+    for (const arm of driver.arms) {
+      const walk = narrowed(arm(db)).orderBy(key("updated_at"), "desc").orderBy(key("contact_number"), "desc").limit(batch);
+      if (!lookUpAfter) {
+        rows.push(...(await walk.execute()));
+        continue;
+      }
+      // The outer LIMIT keeps SQLite from flattening the page into its query (the lookups would run on every row before the sort).
+      const page = db
+        .selectFrom(walk.as("t") as never)
+        .select((eb) => ["t.contact_id", "t.updated_at", "t.contact_number", eb.and(termConditions(eb as never, "t.contact_id", checks)).as("hit")] as never)
+        .limit(batch);
+      rows.push(...((await page.execute()) as Array<DriverRow & { hit: unknown }>));
+    }
+    if (driver.arms.length > 1 || lookUpAfter) rows.sort(listOrder).splice(batch);
+    for (const r of rows) if ((!lookUpAfter || truthy(r.hit)) && !ids.includes(r.contact_id) && ids.length < wanted) ids.push(r.contact_id);
     if (rows.length < batch) break;
     const last = rows[rows.length - 1]!;
     after = [last.updated_at, last.contact_number];
   }
   return ids;
 }
+
+/** A boolean column as each backend returns it (SQLite: 0 or 1; PostgreSQL: true or false). */
+const truthy = (value: unknown) => value === true || value === 1 || value === "1";
 
 /** Several tags: the one with the fewest contacts (counted up to 2,000) drives; ties keep their order. */
 async function rarestTagFirst(db: Db, tagIds: string[]): Promise<string[]> {
@@ -243,7 +271,7 @@ async function searchDriver(db: Db, projectId: string, words: SearchWord[], want
     const length = [...match.term].length + (match.prefix ? 0 : 1);
     return q.where(sql<string>`substr(t.term, 1, ${length})`, "=", match.term) as unknown as DriverQuery;
   };
-  const walked = (...matches: TermMatch[]): Driver => ({ arms: matches.map(walk), ordered: true });
+  const walked = (...matches: TermMatch[]): Driver => ({ arms: matches.map(walk), ordered: true, termRows: true });
   const merges = (word: SearchWord) => word.matches.length > 1 && word.matches.every((m) => [...m.term].length >= HEAD_LENGTH);
   const loneMatch = words.length === 1 ? walkable(words[0]!) : null;
   const lone = loneMatch !== null || (words.length === 1 && merges(words[0]!));
@@ -272,5 +300,5 @@ async function searchDriver(db: Db, projectId: string, words: SearchWord[], want
   // A dense word of several matches (a typo's near words, a phone's forms), each at least a head long: its walks merged.
   if (best.n >= DENSE_PREFIX && merges(best.word)) return { driver: walked(...best.word.matches), rest };
   if (best.n >= cap) return { driver: null, rest: words };
-  return { driver: { arms: [(d: Db) => range(d, best.word) as unknown as DriverQuery], ordered: false } as Driver, rest };
+  return { driver: { arms: [(d: Db) => range(d, best.word) as unknown as DriverQuery], ordered: false, termRows: true } as Driver, rest };
 }

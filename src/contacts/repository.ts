@@ -4,6 +4,7 @@ import { jsonArrayFrom } from "../storage/query.ts";
 import { preparedInsert, preparedQuery } from "../storage/prepared.ts";
 import { termHead } from "./matching.ts";
 import { forgetTypoWords, rememberTypoWords } from "./search/typo-keys.ts";
+import { termBitsOf } from "./search/term-bits.ts";
 
 /** A contact row with its contact type's name and category joined in. */
 export type ContactView = ContactRow & { type_name: string | null; type_category: string | null };
@@ -230,9 +231,17 @@ export interface OrderKeys {
 }
 
 const insertContactTagRows = preparedInsert("contact_tags", ["contact_id", "tag_id", "updated_at", "contact_number"], { maxRows: 256 });
-const insertSearchTermRows = preparedInsert("contact_search_terms", ["project_id", "term", "contact_id", "head", "updated_at", "contact_number"], {
-  maxRows: 256,
-});
+const insertSearchTermRows = preparedInsert(
+  "contact_search_terms",
+  ["project_id", "term", "contact_id", "head", "updated_at", "contact_number", "term_bits_a", "term_bits_b"],
+  { maxRows: 256 },
+);
+
+/** A contact's term rows: each carries the bits of all its terms (src/contacts/search/term-bits.ts). */
+function termRowsOf(projectId: string, contact: OrderKeys, terms: string[]): unknown[][] {
+  const [a, b] = termBitsOf(terms);
+  return terms.map((term) => [projectId, term, contact.id, termHead(term), contact.updatedAt, contact.contactNumber, a, b]);
+}
 
 /** Tag rows of a contact that has none yet (a new one), in one statement. */
 export async function insertContactTags(db: Db, contact: OrderKeys, tagIds: string[]): Promise<void> {
@@ -241,14 +250,14 @@ export async function insertContactTags(db: Db, contact: OrderKeys, tagIds: stri
 
 /** Search-term rows of a contact that has none yet (a new one), in one statement. */
 export async function insertSearchTerms(db: Db, projectId: string, contact: OrderKeys, terms: string[]): Promise<void> {
-  await insertSearchTermRows(db, terms.map((term) => [projectId, term, contact.id, termHead(term), contact.updatedAt, contact.contactNumber]));
+  await insertSearchTermRows(db, termRowsOf(projectId, contact, terms));
   await rememberTypoWords(db, projectId, terms);
 }
 
 /** The tag and search-term rows of a batch's new contacts (docs/api.md §18.4), in a few statements. */
 export async function insertTagsAndTermsOfMany(db: Db, projectId: string, contacts: Array<OrderKeys & { tagIds: string[]; terms: string[] }>) {
   await insertContactTagRows(db, contacts.flatMap((c) => c.tagIds.map((tagId) => [c.id, tagId, c.updatedAt, c.contactNumber])));
-  await insertSearchTermRows(db, contacts.flatMap((c) => c.terms.map((term) => [projectId, term, c.id, termHead(term), c.updatedAt, c.contactNumber])));
+  await insertSearchTermRows(db, contacts.flatMap((c) => termRowsOf(projectId, c, c.terms)));
   await rememberTypoWords(db, projectId, contacts.flatMap((c) => c.terms));
 }
 

@@ -117,6 +117,9 @@ export interface Database {
     head: string;
     updated_at: string;
     contact_number: number;
+    /** The contact's term bits (src/contacts/search/term-bits.ts): which prefixes its terms have. */
+    term_bits_a: number;
+    term_bits_b: number;
   };
   /** A word of the project's search terms by the keys one typo away finds it by (docs/api.md §11.6). */
   search_typo_keys: {

@@ -20,16 +20,38 @@ import { openSideDatabase, type SideDatabase } from "../helpers/side-db.ts";
 
 const oldTerms = termsBefore0014;
 
+/** contact_search_terms before 0015_search_term_bits (db/0004_order_keys_and_delivery_status.sql), its rows kept. */
+const TERMS_BEFORE_BITS_SQLITE = `
+  CREATE TABLE terms_before_bits (
+    project_id TEXT NOT NULL, term TEXT NOT NULL, contact_id INTEGER NOT NULL REFERENCES contacts(id) ON DELETE CASCADE,
+    head TEXT NOT NULL, updated_at TEXT NOT NULL, contact_number INTEGER NOT NULL,
+    PRIMARY KEY (project_id, term, contact_id)
+  ) STRICT, WITHOUT ROWID;
+  INSERT INTO terms_before_bits SELECT project_id, term, contact_id, head, updated_at, contact_number FROM contact_search_terms;
+  DROP TABLE contact_search_terms;
+  ALTER TABLE terms_before_bits RENAME TO contact_search_terms;
+  CREATE INDEX contact_search_terms_walk ON contact_search_terms(project_id, head, updated_at, contact_number, term);
+  CREATE INDEX contact_search_terms_contact ON contact_search_terms(contact_id, term);`;
+/** The same on PostgreSQL (db/postgres/0001_init.sql). */
+const TERMS_BEFORE_BITS_POSTGRES = `
+  DROP INDEX contact_search_terms_walk;
+  ALTER TABLE contact_search_terms DROP COLUMN term_bits_a, DROP COLUMN term_bits_b;
+  CREATE INDEX contact_search_terms_walk ON contact_search_terms(project_id, head, updated_at, contact_number, term);`;
+
 /** Takes a stopped server's database back to the level before search folding, as the previous build left it. */
 async function backToPreviousLevel(db: SideDatabase): Promise<void> {
-  const last = db.backend === "postgres" ? postgresMigrations.at(-1)! : migrations.at(-1)!;
-  expect(last.name).toEndWith("_search_folding");
+  const list = db.backend === "postgres" ? postgresMigrations : migrations;
+  const folding = list.findIndex((m) => m.name.endsWith("_search_folding"));
+  const undone = list.slice(folding).map((m) => m.name);
+  // Only the term bits follow the folding: their table goes back to its earlier shape (db/0004, db/postgres/0001).
+  expect(undone.slice(1).every((name) => name.endsWith("_search_term_bits"))).toBe(true);
+  if (undone.length > 1) await db.run(db.backend === "postgres" ? TERMS_BEFORE_BITS_POSTGRES : TERMS_BEFORE_BITS_SQLITE);
   const contacts = await db.all<{ id: number; project_id: string; contact_number: number; updated_at: string; first_name: string | null; last_name: string | null; business_name: string | null; email: string | null }>(
     `SELECT id, project_id, contact_number, updated_at, first_name, last_name, business_name, email FROM contacts AS c
      WHERE EXISTS (SELECT 1 FROM contact_search_terms AS t WHERE t.contact_id = c.id) ORDER BY id`,
   );
   await db.run("DROP TABLE search_typo_keys");
-  await db.run("DELETE FROM schema_migrations WHERE name = ?", last.name);
+  for (const name of undone) await db.run("DELETE FROM schema_migrations WHERE name = ?", name);
   await db.run("DELETE FROM contact_search_terms");
   for (const c of contacts) {
     for (const term of oldTerms(c)) {

@@ -290,8 +290,14 @@ describe("GET /contacts: the rarest filter drives", () => {
       transformResult: async ({ result }) => result,
     };
     await listContactRows(db.withPlugin(recorder), projectId, f, limit);
-    const driver = statements.find((st) => st.sql.startsWith('select "t"."contact_id", "t"."updated_at", "t"."contact_number" from'));
-    const params = (driver?.parameters ?? []) as unknown[];
+    // (Kysely hands a subquery to plugins too: the page around it, when there is one, is the statement run.)
+    const drivers = statements.filter((st) => st.sql.startsWith('select "t"."contact_id", "t"."updated_at", "t"."contact_number"'));
+    const driver = drivers.find((st) => st.sql.includes(' as "hit" from (')) ?? drivers[0];
+    // A sorted driver's other words are looked up on its page only (`hit`): their parameters come first.
+    const outer = driver?.sql.split(' as "hit" from (');
+    const looked = outer && outer.length > 1 ? outer[0]!.split("?").length - 1 : 0;
+    const params = ((driver?.parameters ?? []) as unknown[]).slice(looked);
+    const lookedUp = ((driver?.parameters ?? []) as unknown[]).slice(0, looked);
     const [byTag, byHead] = [driver?.sql.includes('from "contact_tags" as "t"'), driver?.sql.includes('"t"."head" = ?')];
     // The driver's own parameters come first: a tag id; or project, head and, unless the word is the head (a 3-letter prefix), the word's length and the word; or project and the word's range.
     const whole = byHead && !driver!.sql.includes("substr(t.term");
@@ -302,7 +308,7 @@ describe("GET /contacts: the rarest filter drives", () => {
       walked: whole ? params[1] : byHead ? params[3] : undefined,
       ranged: driver && !byTag && !byHead ? params[1] : undefined,
       /** Words and tag ids the driver checks on each candidate (prefix ends and the limit left out). */
-      checked: params.slice(own).filter((p) => typeof p === "string" && !p.endsWith("\u{10FFFF}")),
+      checked: [...lookedUp, ...params.slice(own)].filter((p) => typeof p === "string" && !p.endsWith("\u{10FFFF}")),
     };
   }
 

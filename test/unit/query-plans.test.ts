@@ -127,7 +127,10 @@ function checkShapes(state: string, get: () => { database: OpenDatabase; project
         const statements = await plansOf(database, (db) => listContacts(db, cursors, projectId, { ...query, cursor }));
         const lines = statements.flatMap((s) => s.plan);
         expect(lines.some((l) => shape.drives.test(l))).toBe(true);
-        for (const s of statements) expect({ sql: s.sql, scans: s.plan.filter((l) => FULL_SCAN.test(l)) }).toEqual({ sql: s.sql, scans: [] });
+        // A scan of a page a subquery made (CO-ROUTINE or MATERIALIZE t: at most a batch of rows) is not a walk of a table.
+        const page = (plan: string[]) => plan.some((l) => /^(CO-ROUTINE|MATERIALIZE) t$/.test(l));
+        const scans = (plan: string[]) => plan.filter((l) => FULL_SCAN.test(l) && !(l === "SCAN t" && page(plan)));
+        for (const s of statements) expect({ sql: s.sql, scans: scans(s.plan) }).toEqual({ sql: s.sql, scans: [] });
         // Only the shapes that are meant to walk the project in list order may touch contacts_recent.
         if (!/contacts_recent/.test(shape.drives.source)) expect(lines.filter((l) => l.includes("contacts_recent"))).toEqual([]);
       });

@@ -10,12 +10,15 @@ import { describe, expect, test } from "bun:test";
 import { termHead } from "../../src/contacts/matching.ts";
 import { isTypoWord, searchTerms, typoKeysOf } from "../../src/contacts/search/terms.ts";
 import { runtime, type SqliteHandle } from "../../src/runtime/index.ts";
+import { termBitsOf } from "../../src/contacts/search/term-bits.ts";
 import { REBUILD_BATCH, SearchRebuild, type RebuildSource } from "../../src/storage/search-rebuild.ts";
 import { migrate, MigrationError } from "../../src/storage/sqlite/migrate.ts";
 import { migrations } from "../../src/storage/sqlite/migrations.ts";
 
 const STEP = "0014_search_folding";
 const BEFORE = migrations.slice(0, migrations.findIndex((m) => m.name === STEP));
+/** 0014 and the migrations after it (0015_search_term_bits: the term bits, test/unit/term-bits.test.ts). */
+const FROM_STEP = migrations.slice(BEFORE.length).map((m) => m.name);
 const PROJECTS = ["prj_rebuild0000000000000a", "prj_rebuild0000000000000b"];
 
 const oldTerms = termsBefore0014;
@@ -121,8 +124,8 @@ describe("migration 0014 on a database the previous build made", () => {
   const before = raw.all<{ n: number }>("SELECT count(*) AS n FROM contact_search_terms")[0]!.n;
   const applied = migrate(raw);
 
-  test("applies 0014 alone, recorded", () => {
-    expect(applied).toEqual([STEP]);
+  test("applies 0014 and what follows it, recorded", () => {
+    expect(applied).toEqual(FROM_STEP);
     expect(before).toBeGreaterThan(0);
   });
 
@@ -139,6 +142,21 @@ describe("migration 0014 on a database the previous build made", () => {
     const dead = contacts.filter((c) => !c.live).map((c) => c.id);
     expect(dead.length).toBeGreaterThan(100);
     expect(raw.all(`SELECT count(*) AS n FROM contact_search_terms WHERE contact_id IN (${dead.join(", ")})`)).toEqual([{ n: 0 }]);
+  });
+
+  test("then 0015 gives each term row its contact's term bits, made from all of the contact's terms", () => {
+    const rows = raw.all<{ contact_id: number; a: number; b: number }>(
+      "SELECT contact_id, term_bits_a AS a, term_bits_b AS b FROM contact_search_terms GROUP BY contact_id, term_bits_a, term_bits_b ORDER BY contact_id",
+    );
+    const expected = contacts
+      .filter((c) => c.live)
+      .map((c) => {
+        const [a, b] = termBitsOf(termsOf(c));
+        return { contact_id: c.id, a, b };
+      })
+      .sort((x, y) => x.contact_id - y.contact_id);
+    expect(rows).toEqual(expected);
+    expect(rows.every((r) => r.a > 0 && r.b >= 0)).toBe(true);
   });
 
   test("each project's typo words have all their keys, and no other words", () => {
@@ -182,7 +200,7 @@ describe("a migration's step", () => {
     expect(raw.all("SELECT name FROM sqlite_master WHERE name = 'search_typo_keys'")).toEqual([]);
     expect(terms()).toEqual(was);
     // The next start applies it.
-    expect(migrate(raw)).toEqual([STEP]);
+    expect(migrate(raw)).toEqual(FROM_STEP);
     expect(terms()).not.toEqual(was);
   });
 

@@ -11,8 +11,10 @@ import pg0007 from "../../../db/postgres/0007_duplicates_and_merges.sql" with { 
 import pg0008 from "../../../db/postgres/0008_import_rejected_rows.sql" with { type: "text" };
 import pg0009 from "../../../db/postgres/0009_console_indexes.sql" with { type: "text" };
 import pg0010 from "../../../db/postgres/0010_search_folding.sql" with { type: "text" };
+import pg0011 from "../../../db/postgres/0011_search_term_bits.sql" with { type: "text" };
 import type { PostgresMigration } from "../migrations.ts";
 import { rebuildSearchPostgres } from "../search-rebuild.ts";
+import { termBitsStepPostgres } from "../term-bits-step.ts";
 
 /**
  * PostgreSQL's own files (db/postgres/): one schema equal to the SQLite files' end state,
@@ -30,4 +32,5 @@ export const postgresMigrations: readonly PostgresMigration[] = [
   { name: "0008_import_rejected_rows", sql: pg0008 },
   { name: "0009_console_indexes", sql: pg0009 },
   { name: "0010_search_folding", sql: pg0010, after: async (client) => void (await rebuildSearchPostgres(client)) },
+  { name: "0011_search_term_bits", sql: pg0011, after: async (client) => void (await termBitsStepPostgres(client)) },
 ];

@@ -1,0 +1,78 @@
+import { sql, type RawBuilder, type SqlBool } from "kysely";
+import type { SearchWord, TermMatch } from "./query.ts";
+
+/**
+ * A contact's term bits (docs/performance.md "Two words"): each of its term rows carries
+ * which prefixes of 3, 4 and 5 characters its terms have, hashed into 104 bits (two columns
+ * of 52, so each is a safe integer in JavaScript and a 64-bit one in both databases). A
+ * search of several words drives by one word's rows and tests the other words on the row
+ * already read: a contact whose bits lack a word's prefixes cannot match it. The bits only
+ * rule out; a candidate they let through is still checked against its terms, so a
+ * collision costs a lookup, never a wrong answer. Two words each common but rare together
+ * ("mary thor": 70,000 and 8,000 rows, 19 contacts with both) took one index probe per
+ * candidate; most are now refused in the row.
+ */
+export const TERM_BITS_PER_COLUMN = 52;
+const BITS = TERM_BITS_PER_COLUMN * 2;
+/** The prefix lengths hashed; a query word shorter than the shortest is not tested. */
+const PREFIX_LENGTHS = [3, 4, 5] as const;
+/** Every bit set: rows written before their bits were known match everything (db/0015_search_term_bits.sql). */
+export const ALL_TERM_BITS = -1;
+
+/** FNV-1a over UTF-16 units, reduced to a bit position. */
+function bitOf(prefix: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < prefix.length; i++) {
+    h ^= prefix.charCodeAt(i);
+    h = Math.imul(h, 0x01000193) >>> 0;
+  }
+  return h % BITS;
+}
+
+/** The bit positions a term sets, or a match of it needs: its prefixes of 3, 4 and 5 characters that it has. */
+function positionsOf(term: string): number[] {
+  const chars = [...term];
+  return PREFIX_LENGTHS.filter((n) => chars.length >= n).map((n) => bitOf(chars.slice(0, n).join("")));
+}
+
+/** The two columns' values of a set of positions (sums of distinct powers of two: exact below 2^53). */
+function columnsOf(positions: Iterable<number>): [number, number] {
+  const distinct = new Set(positions);
+  let a = 0;
+  let b = 0;
+  for (const p of distinct) {
+    if (p < TERM_BITS_PER_COLUMN) a += 2 ** p;
+    else b += 2 ** (p - TERM_BITS_PER_COLUMN);
+  }
+  return [a, b];
+}
+
+/** The term bits of a contact, from all of its terms (src/contacts/search/terms.ts searchTerms). */
+export function termBitsOf(terms: Iterable<string>): [number, number] {
+  const positions: number[] = [];
+  for (const term of terms) positions.push(...positionsOf(term));
+  return columnsOf(positions);
+}
+
+/** The bits a contact must have for `match` to find one of its terms: a term starting with it (or equal) has its prefixes. */
+export function bitsOfMatch(match: TermMatch): [number, number] {
+  return columnsOf(positionsOf(match.term));
+}
+
+/**
+ * The row under `alias` (contact_search_terms) may match `word`: for one of its matches the
+ * row's bits hold all the match's bits. Null when a match needs no bit (too short): no test.
+ */
+export function mayMatchWord(alias: string, word: SearchWord): RawBuilder<SqlBool> | null {
+  const tests: RawBuilder<SqlBool>[] = [];
+  for (const match of word.matches) {
+    const [a, b] = bitsOfMatch(match);
+    if (a === 0 && b === 0) return null;
+    // Literals, not parameters: integers computed here, so both backends do 64-bit arithmetic.
+    const has = (column: string, bits: number) => sql<SqlBool>`(${sql.ref(`${alias}.${column}`)} & ${sql.raw(String(bits))}) = ${sql.raw(String(bits))}`;
+    const parts = [...(a !== 0 ? [has("term_bits_a", a)] : []), ...(b !== 0 ? [has("term_bits_b", b)] : [])];
+    tests.push(sql<SqlBool>`(${sql.join(parts, sql` AND `)})`);
+  }
+  if (tests.length === 0) return sql<SqlBool>`1 = 0`;
+  return sql<SqlBool>`(${sql.join(tests, sql` OR `)})`;
+}

@@ -1,0 +1,95 @@
+/**
+ * Term bits (src/contacts/search/term-bits.ts; docs/performance.md "Two words"): a row's bits
+ * may only rule a contact out when it cannot match, never when it can, so every word that
+ * matches one of a contact's terms (a prefix of it, or the term itself) must find its bits
+ * in the contact's.
+ */
+import { describe, expect, test } from "bun:test";
+import { ALL_TERM_BITS, TERM_BITS_PER_COLUMN, bitsOfMatch, termBitsOf } from "../../src/contacts/search/term-bits.ts";
+import { searchTerms } from "../../src/contacts/search/terms.ts";
+import { parseSearch } from "../../src/contacts/search/query.ts";
+
+const big = (n: number) => BigInt(n);
+/** `have` holds every bit of `need` (in BigInt: JavaScript's bit operators stop at 32 bits). */
+const holds = (have: [number, number], need: [number, number]) => (big(have[0]) & big(need[0])) === big(need[0]) && (big(have[1]) & big(need[1])) === big(need[1]);
+
+const people = [
+  { firstName: "Mary", lastName: "Thornton", businessName: null, email: "mary.thornton@example.co.uk", phoneKey: "+14152001234", contactId: "CR-17" },
+  { firstName: "José", lastName: "Müller-Lüdenscheidt", businessName: "Straße & Søn", email: "jose@xn--mller-kva.de", phoneKey: "+493012345678", contactId: "CR-204" },
+  { firstName: "Łukasz", lastName: "O’Brien", businessName: null, email: null, phoneKey: null, contactId: "CR-9" },
+  { firstName: "Ada", lastName: "Lovelace", businessName: "Analytical Engines Ltd", email: "ada@engines.example", phoneKey: "+442071838750", contactId: "CR-1815" },
+];
+
+describe("term bits", () => {
+  test("every prefix of every term of a contact finds its bits in the contact's (no contact that matches is left out)", () => {
+    let checked = 0;
+    for (const person of people) {
+      const terms = searchTerms(person);
+      const bits = termBitsOf(terms);
+      for (const term of terms) {
+        const chars = [...term];
+        for (let n = 1; n <= chars.length; n++) {
+          const prefix = chars.slice(0, n).join("");
+          expect({ term, prefix, holds: holds(bits, bitsOfMatch({ term: prefix, prefix: true })) }).toEqual({ term, prefix, holds: true });
+          checked++;
+        }
+        expect(holds(bits, bitsOfMatch({ term, prefix: false }))).toBe(true);
+      }
+    }
+    expect(checked).toBeGreaterThan(200);
+  });
+
+  test("the words people type for them, as search reads them, are held by their bits", () => {
+    const typed: Array<[number, string]> = [
+      [0, "mary thor"],
+      [0, "thornton"],
+      [0, "example.co"],
+      [1, "muller"],
+      [1, "strasse"],
+      [1, "jose"],
+      [2, "lukasz obrien"],
+      [3, "lovelace ada"],
+    ];
+    for (const [i, search] of typed) {
+      const bits = termBitsOf(searchTerms(people[i]!));
+      for (const word of parseSearch(search)) {
+        if (word.kind !== "text") continue;
+        expect({ search, word: word.text, holds: holds(bits, bitsOfMatch({ term: word.text, prefix: true })) }).toEqual({ search, word: word.text, holds: true });
+      }
+    }
+  });
+
+  test("words of 1 or 2 characters need no bit (no test); longer ones need one bit per prefix length of 3, 4 and 5 they reach", () => {
+    expect(bitsOfMatch({ term: "jo", prefix: true })).toEqual([0, 0]);
+    const count = (bits: [number, number]) => [...big(bits[0]).toString(2), ...big(bits[1]).toString(2)].filter((c) => c === "1").length;
+    expect(count(bitsOfMatch({ term: "mar", prefix: true }))).toBe(1);
+    expect(count(bitsOfMatch({ term: "mary", prefix: true }))).toBeLessThanOrEqual(2);
+    expect(count(bitsOfMatch({ term: "thornton", prefix: true }))).toBeLessThanOrEqual(3);
+  });
+
+  test("each column is a safe integer of at most 52 bits (exact in JavaScript, bound to both databases as an integer)", () => {
+    const terms = Array.from({ length: 2000 }, (_, i) => `${(i * 7919).toString(36)}${i.toString(36)}xyz`);
+    const [a, b] = termBitsOf(terms);
+    expect(a).toBe(2 ** TERM_BITS_PER_COLUMN - 1);
+    expect(b).toBe(2 ** TERM_BITS_PER_COLUMN - 1);
+    expect(Number.isSafeInteger(a) && Number.isSafeInteger(b)).toBe(true);
+  });
+
+  test("rows whose bits are unknown (-1, every bit set) hold every word's bits", () => {
+    expect(holds([ALL_TERM_BITS, ALL_TERM_BITS], bitsOfMatch({ term: "thornton", prefix: true }))).toBe(true);
+  });
+
+  test("a word rarely passes the bits of a contact that does not have it (a few percent at 4 letters)", () => {
+    const contacts = people.map((p) => termBitsOf(searchTerms(p)));
+    const words = ["abcd", "zyxw", "quen", "bros", "kirk", "wolf", "pete", "gran", "hask", "vlad", "nico", "yuri"].flatMap((w) => [w, `${w}e`, `${w}er`]);
+    let passed = 0;
+    let tried = 0;
+    for (const bits of contacts) {
+      for (const w of words) {
+        tried++;
+        if (holds(bits, bitsOfMatch({ term: w, prefix: true }))) passed++;
+      }
+    }
+    expect(passed / tried).toBeLessThan(0.15);
+  });
+});
