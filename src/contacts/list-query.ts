@@ -175,9 +175,12 @@ async function readDriven(db: Db, driver: Driver, f: ContactFilters, wanted: num
     const position = after;
     const checks = { searchWords: f.searchWords, notAll: f.notAll };
     const checked = !!(checks.searchWords?.length || checks.notAll);
-    // A sorted driver reads its whole range: the other words' terms are looked up only for
-    // the page's rows (`hit`, below), not for every row the bits let through.
-    const lookUpAfter = checked && !driver.ordered;
+    // A sorted driver reads its whole range: when the bits test every other word, their terms
+    // are looked up only for the page's rows (`hit`, below), not for every row the bits let
+    // through. (A word without bits, 1–2 characters, would let every row through: a page
+    // could then hold few hits and the range be read again for each page.)
+    const bitsTestAll = !!driver.termRows && !f.notAll && (f.searchWords ?? []).every((word) => mayMatchWord("t", word) !== null);
+    const lookUpAfter = checked && !driver.ordered && bitsTestAll;
     const narrowed = (base: DriverQuery) => {
       let q = base;
       if (driver.termRows) {

@@ -57,10 +57,18 @@ function bitsOfWindow(rows: ReadonlyArray<{ contact_id: number | string; term: s
 const valuesOf = (count: number, param: (n: number) => string) =>
   Array.from({ length: count }, (_, r) => `(${param(r * 3 + 1)}, ${param(r * 3 + 2)}, ${param(r * 3 + 3)})`).join(", ");
 
+/** One line before a long wait and one after, as the rebuild of 0014 says (src/storage/search-rebuild.ts). */
+function announce(): () => void {
+  const started = performance.now();
+  console.error("crm: adding term bits to the search index (once, docs/operations.md §3.3); the server listens when it is done");
+  return () => console.error(`crm: term bits added in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+}
+
 /** SQLite: synchronous, on the raw handle, in the runner's transaction. Returns the contacts staged. */
 export function termBitsStepSqlite(raw: SqliteHandle): number {
   raw.exec(`CREATE TEMP TABLE ${STAGED} (contact_id INTEGER PRIMARY KEY, a INTEGER NOT NULL, b INTEGER NOT NULL)`);
   const last = Number(raw.all<{ m: number | null }>("SELECT max(contact_id) AS m FROM contact_search_terms")[0]?.m ?? 0);
+  const done = last > 0 ? announce() : () => {};
   const read = "SELECT contact_id, term FROM contact_search_terms WHERE contact_id > ? AND contact_id <= ? ORDER BY contact_id";
   let contacts = 0;
   for (let from = 0; from < last; from += WINDOW) {
@@ -82,6 +90,7 @@ export function termBitsStepSqlite(raw: SqliteHandle): number {
   raw.exec("DROP TABLE contact_search_terms");
   raw.exec("ALTER TABLE contact_search_terms_with_bits RENAME TO contact_search_terms");
   for (const index of SQLITE_INDEXES) raw.exec(index);
+  done();
   return contacts;
 }
 
@@ -89,6 +98,7 @@ export function termBitsStepSqlite(raw: SqliteHandle): number {
 export async function termBitsStepPostgres(client: PoolClient): Promise<number> {
   await client.query(`CREATE TEMP TABLE ${STAGED} (contact_id bigint PRIMARY KEY, a bigint NOT NULL, b bigint NOT NULL) ON COMMIT DROP`);
   const last = Number((await client.query<{ m: string | null }>("SELECT max(contact_id) AS m FROM contact_search_terms")).rows[0]?.m ?? 0);
+  const done = last > 0 ? announce() : () => {};
   const read = "SELECT contact_id, term FROM contact_search_terms WHERE contact_id > $1 AND contact_id <= $2 ORDER BY contact_id";
   const stage = `INSERT INTO ${STAGED} (contact_id, a, b) SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[])`;
   let contacts = 0;
@@ -111,5 +121,6 @@ export async function termBitsStepPostgres(client: PoolClient): Promise<number> 
   );
   for (const index of POSTGRES_INDEXES) await client.query(index);
   await client.query("ANALYZE contact_search_terms");
+  done();
   return contacts;
 }

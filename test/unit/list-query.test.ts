@@ -179,6 +179,16 @@ describe("GET /contacts drivers", () => {
     expect(await walkAll({ searchWords: prefixWords(["m", "marsh", "paul"]) }, 25)).toEqual(await expected((s) => ["m", "marsh", "paul"].every((t) => prefixMatch(s, t))));
   });
 
+  test("two words, the rarer sorted: the other is tested by its term bits, looked up for the page's rows only, and every match comes once, in order, page after page", async () => {
+    for (const tokens of [["paul1", "stone"], ["paul1", "marsh"], ["marsh", "zoe1"], ["stone", "paul2", "paul"]]) {
+      const want = await expected((s) => tokens.every((t) => prefixMatch(s, t)));
+      expect(want.length).toBeGreaterThan(0);
+      for (const limit of [2, 7, 50]) expect({ tokens, limit, got: await walkAll({ searchWords: prefixWords(tokens) }, limit) }).toEqual({ tokens, limit, got: want });
+    }
+    // A word the bits cannot test (2 letters) is checked on every candidate instead.
+    expect(await walkAll({ searchWords: prefixWords(["paul1", "st"]) }, 5)).toEqual(await expected((s) => prefixMatch(s, "paul1") && prefixMatch(s, "st")));
+  });
+
   test("a rare prefix (sorted) with updatedSince and a type, page after page", async () => {
     const since = (await db.selectFrom("contacts").select("updated_at").where("contact_number", "=", 100).executeTakeFirstOrThrow()).updated_at;
     const times = new Map((await db.selectFrom("contacts").select(["contact_number", "updated_at"]).execute()).map((r) => [r.contact_number, r.updated_at]));
