@@ -93,3 +93,14 @@ describe("term bits", () => {
     expect(passed / tried).toBeLessThan(0.15);
   });
 });
+
+describe("terms left out of the bits", () => {
+  test("the phone's terms and the contactId set no bit; a word that could find them (phone digits, cr-…) is not tested", () => {
+    const withPhone = termBitsOf(searchTerms({ ...people[0]!, phoneKey: "+14152001234", contactId: "CR-17" }));
+    const without = termBitsOf(searchTerms({ ...people[0]!, phoneKey: null, contactId: "CR-99999" }).filter((t) => !t.startsWith("cr-")));
+    expect(withPhone).toEqual(without);
+    for (const term of ["\u0001141", "\u000243210", "cr-", "cr-1", "cr-17"]) expect(bitsOfMatch({ term, prefix: true })).toEqual([0, 0]);
+    // A name that only looks like an id keeps its bits.
+    expect(bitsOfMatch({ term: "cr-7x", prefix: true })).not.toEqual([0, 0]);
+  });
+});

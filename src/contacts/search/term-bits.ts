@@ -1,9 +1,10 @@
 import { sql, type RawBuilder, type SqlBool } from "kysely";
 import type { SearchWord, TermMatch } from "./query.ts";
+import { PHONE_FORWARD, PHONE_REVERSED } from "./terms.ts";
 
 /**
  * A contact's term bits (docs/performance.md "Two words"): each of its term rows carries
- * which prefixes of 3, 4 and 5 characters its terms have, hashed into 104 bits (two columns
+ * which prefixes of 3, 4 and 5 characters its terms (but its phone's and its contactId) have, hashed into 104 bits (two columns
  * of 52, so each is a safe integer in JavaScript and a 64-bit one in both databases). A
  * search of several words drives by one word's rows and tests the other words on the row
  * already read: a contact whose bits lack a word's prefixes cannot match it. The bits only
@@ -47,16 +48,31 @@ function columnsOf(positions: Iterable<number>): [number, number] {
   return [a, b];
 }
 
-/** The term bits of a contact, from all of its terms (src/contacts/search/terms.ts searchTerms). */
+/**
+ * Terms left out of the bits: the phone's (four a contact, they would fill a third of the
+ * bits) and the contactId. Such words usually drive a search themselves; as another word
+ * they are checked against the terms (`untested`).
+ */
+const leftOut = (term: string) => term.startsWith(PHONE_FORWARD) || term.startsWith(PHONE_REVERSED) || /^cr-\d+$/.test(term);
+/** A match that could find a term left out (a prefix of one): its bits cannot rule a contact out. */
+const untested = (term: string) => term.startsWith(PHONE_FORWARD) || term.startsWith(PHONE_REVERSED) || /^cr-\d*$/.test(term);
+
+/** The term bits of a contact, from all of its terms (src/contacts/search/terms.ts searchTerms) but those left out. */
 export function termBitsOf(terms: Iterable<string>): [number, number] {
   const positions: number[] = [];
-  for (const term of terms) positions.push(...positionsOf(term));
+  for (const term of terms) if (!leftOut(term)) positions.push(...positionsOf(term));
   return columnsOf(positions);
 }
 
-/** The bits a contact must have for `match` to find one of its terms: a term starting with it (or equal) has its prefixes. */
+/** The bits a contact must have for `match` to find one of its terms (a term starting with it, or equal, has its prefixes); none for a match not tested. */
 export function bitsOfMatch(match: TermMatch): [number, number] {
-  return columnsOf(positionsOf(match.term));
+  return untested(match.term) ? [0, 0] : columnsOf(positionsOf(match.term));
+}
+
+/** How many bits a word's weakest match tests (0: none, the word is too short to test). */
+export function bitStrength(word: SearchWord): number {
+  if (word.matches.length === 0) return 0;
+  return Math.min(...word.matches.map((m) => (untested(m.term) ? 0 : PREFIX_LENGTHS.filter((n) => [...m.term].length >= n).length)));
 }
 
 /**
