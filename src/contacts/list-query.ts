@@ -182,8 +182,8 @@ async function readDriven(db: Db, driver: Driver, f: ContactFilters, wanted: num
     const checked = !!(checks.searchWords?.length || checks.notAll);
     // A sorted driver reads its whole range: when the bits test every other word, their terms
     // are looked up only for the page's rows (`hit`, below), not for every row the bits let
-    // through. (A word without bits, 1–2 characters, would let every row through: a page
-    // could then hold few hits and the range be read again for each page.)
+    // through. (A word of fewer than 4 letters tests at most 1 bit and lets many rows
+    // through: the page would hold few contacts with every word.)
     const bitsTestAll = !!driver.termRows && !f.notAll && (f.searchWords ?? []).every((word) => bitStrength(word) >= 2);
     // Only the first page is looked up after: when it holds too few contacts with every word
     // (the words are rare together), the rest of the range is read once, each row that passes
@@ -268,7 +268,10 @@ function tagDriver(tagId: string): Driver {
  * key and are sorted; a denser word with one match of 3+ characters walks its head group,
  * one with several such matches merges their walks (`arms`); otherwise, past the cap (a
  * large share of the project, so candidates match often) no word drives (`driver: null`):
- * the page walks the contacts in list order, checking the words.
+ * the page walks the contacts in list order, checking the words. Of several words, first:
+ * the word that leaves the others the strongest term bits to test (2 or more bits each,
+ * src/contacts/search/term-bits.ts) is sorted when its range holds fewer than the cap, or
+ * SORTED_MAX when counted on, rows: reading a range is cheap when most rows fail the bits.
  */
 async function searchDriver(db: Db, projectId: string, words: SearchWord[], wanted: number) {
   const range = (d: Db, word: SearchWord) => d.selectFrom("contact_search_terms as t").where((eb) => projectTermIn(eb, "t", projectId, word.matches));
