@@ -313,11 +313,11 @@ async function searchDriver(db: Db, projectId: string, words: SearchWord[], want
   // walk in list order reads its head group until a page of contacts has every word, which, for two
   // words common apart and rare together ("mary thor"), is the whole group (150,000 rows at 1 M).
   // The driver is chosen so the words left to test have the strongest bits (a 3-letter word
-  // tests 1 bit, about 1 row in 5 of the others passes; 4 letters, 2; 5 or more, 3).
+  // tests 1 bit, about 1 row in 8 of the others passes; 4 letters, 2; 5 or more, 3).
   const weakest = (word: SearchWord) => Math.min(...others(word).map(bitStrength));
   const testable = words.length > 1 ? counts.filter((c) => weakest(c.word) > 0) : [];
   const strongest = Math.max(0, ...testable.map((c) => weakest(c.word)));
-  // A 3-letter word's one bit lets about a row in four through: a walk in list order does better.
+  // A 3-letter word's one bit lets about a row in eight through: a walk in list order does better.
   const pool = strongest >= 2 ? testable.filter((c) => weakest(c.word) === strongest) : [];
   if (pool.length > 0 && pool[0]!.counted && pool[0]!.n < cap) return { driver: sorted(pool[0]!.word), rest: others(pool[0]!.word) };
   if (pool.length > 0) {
