@@ -152,3 +152,24 @@ describe("rateLimitHeaders of the items bucket", () => {
     });
   });
 });
+
+describe.skipIf(testBackend() !== "postgres")("shared buckets on PostgreSQL (docs/scaling.md §6)", () => {
+  test("a take commits without waiting for the WAL flush, and the pooled connection keeps its own synchronous_commit", async () => {
+    const url = await createTestDatabase();
+    databases.push(url);
+    const pg = await openPostgres(url, 1);
+    opened.push(pg);
+    const buckets = postgresBuckets(pg.db);
+    const spec = { name: "minute", capacity: 120, windowMs: 60_000 };
+    await buckets.fill("key_a", [spec], T0);
+    await pg.pool.query("SET synchronous_commit TO on");
+    const rows = await buckets.take("key_a", [spec], T0);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ name: "minute", allowed: true });
+    // One connection in the pool: the take ran on it, and its setting was the transaction's alone.
+    const after = await pg.pool.query("SHOW synchronous_commit");
+    expect(after.rows[0].synchronous_commit).toBe("on");
+    const stored = await pg.pool.query("SELECT tokens FROM rate_limit_buckets WHERE key_id = 'key_a'");
+    expect(Number(stored.rows[0].tokens)).toBe(119);
+  });
+});

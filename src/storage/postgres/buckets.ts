@@ -12,6 +12,12 @@ import type { Database } from "../schema.ts";
  * the rows are locked in name order while it runs, so requests of one key (on any node)
  * take turns for microseconds and a refused request never holds a token another request
  * is refused for. The rate limiter (src/auth/rate-limiter.ts) makes the decision from the rows.
+ *
+ * The statement commits without waiting for its WAL to reach the disk (`synchronous_commit`
+ * off for its own transaction only, docs/scaling.md §6): a token count is not data, and a
+ * crash can lose at most the last fraction of a second of takes, which only refills a
+ * bucket a little. Waiting for the flush cost every request on PostgreSQL about a
+ * millisecond, and held the key's rows locked for it.
  */
 export function postgresBuckets(db: Kysely<Database>): SharedBuckets {
   return {
@@ -19,7 +25,8 @@ export function postgresBuckets(db: Kysely<Database>): SharedBuckets {
       const ordered = [...specs].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
       const values = sql.join(ordered.map((s) => sql`(${s.name}::text, ${s.capacity}::integer, ${s.windowMs}::float8, ${s.cost ?? 1}::float8)`));
       const { rows } = await sql<BucketTake>`
-        WITH spec (name, capacity, window_ms, cost) AS (VALUES ${values}),
+        WITH relaxed AS MATERIALIZED (SELECT set_config('synchronous_commit', 'off', true) AS setting),
+        spec (name, capacity, window_ms, cost) AS (VALUES ${values}),
         old AS (
           SELECT b.name, b.capacity AS old_capacity, b.tokens, b.updated_ms, spec.capacity, spec.window_ms, spec.cost
           FROM rate_limit_buckets b JOIN spec ON spec.name = b.name
@@ -31,7 +38,7 @@ export function postgresBuckets(db: Kysely<Database>): SharedBuckets {
             GREATEST(0, capacity::float8 - (old_capacity - LEAST(old_capacity, tokens + GREATEST(0, ${now}::float8 - updated_ms) * old_capacity / window_ms))) AS level
           FROM old
         ), verdict AS (
-          SELECT count(*) = ${ordered.length} AS complete, bool_and(level >= cost) AS allowed FROM lvl
+          SELECT count(*) = ${ordered.length} AND (SELECT setting FROM relaxed) = 'off' AS complete, bool_and(level >= cost) AS allowed FROM lvl
         )
         UPDATE rate_limit_buckets b
         SET capacity = lvl.capacity, tokens = lvl.level - CASE WHEN verdict.allowed THEN lvl.cost ELSE 0 END, updated_ms = GREATEST(b.updated_ms, ${now})
