@@ -25,10 +25,12 @@ export interface ContactFilters {
 /** Below this many matches a search prefix is sorted; above it, walked in list order. */
 const DENSE_PREFIX = 2000;
 /**
- * Of several words, one whose range holds fewer rows than this is sorted, the others tested
- * by their bits on each row: at about 0.15 µs a row (SQLite, 1 M contacts), 2–3 ms.
+ * Of several words, one whose range holds fewer than `sortedMax` rows is sorted, the others
+ * tested by their bits on each row: at about 0.15 µs a row (SQLite, 1 M contacts), 2–3 ms.
+ * `weakSortedMax`: the same for a driver whose other words test 1 bit (3 letters), where
+ * about a row in 8 also needs a lookup. (Tests lower them, to reach these paths on a small project.)
  */
-const SORTED_MAX = 16_000;
+export const sortedRangeLimits = { sortedMax: 16_000, weakSortedMax: 6_000 };
 
 /**
  * One page of GET /contacts (docs/api.md §11), `limit + 1` rows, newest update first. One
@@ -271,7 +273,9 @@ function tagDriver(tagId: string): Driver {
  * the page walks the contacts in list order, checking the words. Of several words, first:
  * the word that leaves the others the strongest term bits to test (2 or more bits each,
  * src/contacts/search/term-bits.ts) is sorted when its range holds fewer than the cap, or
- * SORTED_MAX when counted on, rows: reading a range is cheap when most rows fail the bits.
+ * `sortedMax` when counted on, rows: reading a range is cheap when most rows fail the bits.
+ * When that fails and a dense word would be walked, a word of 4+ letters whose others test
+ * only 1 bit is sorted under `weakSortedMax` rows.
  */
 async function searchDriver(db: Db, projectId: string, words: SearchWord[], wanted: number) {
   const range = (d: Db, word: SearchWord) => d.selectFrom("contact_search_terms as t").where((eb) => projectTermIn(eb, "t", projectId, word.matches));
@@ -296,7 +300,7 @@ async function searchDriver(db: Db, projectId: string, words: SearchWord[], want
   const counts = await Promise.all(
     words.map(async (word, i) => {
       // A walkable word (or one whose walks merge) walks once past 2,000 (of several words, unless
-      // one is sorted: counted on below, SORTED_MAX): no need to count further.
+      // one is sorted: counted on below, `sortedMax`): no need to count further.
       const limit = lone || walkable(word) || merges(word) ? DENSE_PREFIX : cap;
       const n = word.matches.length === 0 ? 0 : await countUpTo(db, range(db, word), limit);
       const match = walkable(word);
@@ -322,13 +326,25 @@ async function searchDriver(db: Db, projectId: string, words: SearchWord[], want
   if (pool.length > 0 && pool[0]!.counted && pool[0]!.n < cap) return { driver: sorted(pool[0]!.word), rest: others(pool[0]!.word) };
   if (pool.length > 0) {
     // All past the cap: the likeliest rarest (the longest term; then the later word, a last name
-    // after a first) is counted on to SORTED_MAX, and sorted when under it.
+    // after a first) is counted on to `sortedMax`, and sorted when under it.
     const likeliest = [...pool].sort((a, b) => longest(b.word) - longest(a.word) || b.i - a.i)[0]!;
-    if ((await countUpTo(db, range(db, likeliest.word), SORTED_MAX)) < SORTED_MAX) return { driver: sorted(likeliest.word), rest: others(likeliest.word) };
+    if ((await countUpTo(db, range(db, likeliest.word), sortedRangeLimits.sortedMax)) < sortedRangeLimits.sortedMax) return { driver: sorted(likeliest.word), rest: others(likeliest.word) };
   }
   const best = counts[0]!;
   const rest = words.filter((w) => w !== best.word);
-  if (best.match && (best.length === HEAD_LENGTH || best.n >= DENSE_PREFIX)) return { driver: walked(best.match), rest };
+  const walks = best.match && (best.length === HEAD_LENGTH || best.n >= DENSE_PREFIX);
+  if (walks || best.n >= DENSE_PREFIX) {
+    // Weaker bits (a 3-letter word left to test: 1 bit, about 1 row in 8 passes, then a lookup):
+    // a range of up to `weakSortedMax` rows still costs a few ms, where the walk of a dense head
+    // group until a page has every word can read it whole ("jam morri": 15 ms).
+    // Only a word of 4 or more letters: a shorter one's range is never that small in a large
+    // project, and it often overlaps the walked word ("ma mar": every walked row matches both).
+    const weak = testable.filter((c) => !pool.includes(c) && longest(c.word) > HEAD_LENGTH).sort((a, b) => longest(b.word) - longest(a.word) || b.i - a.i)[0];
+    if (weak && (weak.counted ? weak.n : await countUpTo(db, range(db, weak.word), sortedRangeLimits.weakSortedMax)) < sortedRangeLimits.weakSortedMax) {
+      return { driver: sorted(weak.word), rest: others(weak.word) };
+    }
+  }
+  if (walks) return { driver: walked(best.match!), rest };
   // A dense word of several matches (a typo's near words, a phone's forms), each at least a head long: its walks merged.
   if (best.n >= DENSE_PREFIX && merges(best.word)) return { driver: walked(...best.word.matches), rest };
   if (best.n >= cap) return { driver: null, rest: words };

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { CompiledQuery, Kysely, KyselyPlugin } from "kysely";
-import { listContactRows, type ContactFilters } from "../../src/contacts/list-query.ts";
+import { listContactRows, sortedRangeLimits, type ContactFilters } from "../../src/contacts/list-query.ts";
 import { findTagIds } from "../../src/reference/repository.ts";
 import { createContact, patchContact } from "../../src/contacts/service.ts";
 import { openDatabase } from "../../src/storage/sqlite/open.ts";
@@ -368,6 +368,25 @@ describe("GET /contacts: the rarest filter drives", () => {
     // "stone" tests 3 bits on each of mar's rows; "mar" would test only 1 on stone's.
     for (const tokens of [["stone", "mar"], ["mar", "stone"]]) {
       expect(await driving({ searchWords: prefixWords(tokens) })).toMatchObject({ ranged: "mar", walked: undefined, checked: ["stone"] });
+    }
+  });
+
+  test("when the word with the strongest bits to test is past sortedMax, a word of 4+ letters whose range is under weakSortedMax is sorted rather than a dense head group walked", async () => {
+    // The limits lowered to this project's size: mar's rows (about 4,500) are past sortedMax, stone's (about 2,600) under weakSortedMax.
+    const saved = { ...sortedRangeLimits };
+    Object.assign(sortedRangeLimits, { sortedMax: 2500, weakSortedMax: 3000 });
+    try {
+      for (const tokens of [["stone", "mar"], ["mar", "stone"]]) {
+        expect(await driving({ searchWords: prefixWords(tokens) })).toMatchObject({ ranged: "stone", walked: undefined, checked: ["mar"] });
+        const want = await expected((s) => prefixMatch(s, "mar") && prefixMatch(s, "stone"));
+        expect(want.length).toBeGreaterThan(0);
+        for (const limit of [7, 50]) expect(await walkAll({ searchWords: prefixWords(tokens) }, limit)).toEqual(want);
+      }
+      // Under weakSortedMax no more: the dense 3-letter word is walked, as before.
+      Object.assign(sortedRangeLimits, { weakSortedMax: 2000 });
+      expect(await driving({ searchWords: prefixWords(["stone", "mar"]) })).toMatchObject({ walked: "mar", checked: ["stone"] });
+    } finally {
+      Object.assign(sortedRangeLimits, saved);
     }
   });
 

@@ -5,7 +5,7 @@
  * in the contact's.
  */
 import { describe, expect, test } from "bun:test";
-import { ALL_TERM_BITS, TERM_BITS_PER_COLUMN, bitsOfMatch, termBitsOf } from "../../src/contacts/search/term-bits.ts";
+import { ALL_TERM_BITS, TERM_BITS_PER_COLUMN, bitStrength, bitsOfMatch, termBitsOf } from "../../src/contacts/search/term-bits.ts";
 import { searchTerms } from "../../src/contacts/search/terms.ts";
 import { parseSearch } from "../../src/contacts/search/query.ts";
 
@@ -65,6 +65,16 @@ describe("term bits", () => {
     expect(count(bitsOfMatch({ term: "mar", prefix: true }))).toBe(1);
     expect(count(bitsOfMatch({ term: "mary", prefix: true }))).toBeLessThanOrEqual(2);
     expect(count(bitsOfMatch({ term: "thornton", prefix: true }))).toBeLessThanOrEqual(3);
+  });
+
+  test("a word's strength is the number of distinct bits it tests: two prefixes that hash to one bit test one", () => {
+    const word = (term: string) => ({ matches: [{ term, prefix: true }], exact: [] });
+    expect(bitStrength(word("jo"))).toBe(0);
+    expect(bitStrength(word("jean"))).toBe(2);
+    expect(bitStrength(word("morri"))).toBe(3);
+    // "ran" and "rand" share a bit: "rand" tests 1, and a driver chosen for its 2 would let many rows through.
+    expect(bitsOfMatch({ term: "rand", prefix: true })).toEqual(bitsOfMatch({ term: "ran", prefix: true }));
+    expect(bitStrength(word("rand"))).toBe(1);
   });
 
   test("each column is a safe integer of at most 52 bits (exact in JavaScript, bound to both databases as an integer)", () => {

@@ -69,10 +69,13 @@ export function bitsOfMatch(match: TermMatch): [number, number] {
   return untested(match.term) ? [0, 0] : columnsOf(positionsOf(match.term));
 }
 
-/** How many bits a word's weakest match tests (0: none, the word is too short to test). */
+/**
+ * How many distinct bits a word's weakest match tests (0: none, the word is too short to
+ * test). Two prefixes of a word can hash to one bit ("ran" and "rand"): it tests one.
+ */
 export function bitStrength(word: SearchWord): number {
   if (word.matches.length === 0) return 0;
-  return Math.min(...word.matches.map((m) => (untested(m.term) ? 0 : PREFIX_LENGTHS.filter((n) => [...m.term].length >= n).length)));
+  return Math.min(...word.matches.map((m) => (untested(m.term) ? 0 : new Set(positionsOf(m.term)).size)));
 }
 
 /**
