@@ -154,7 +154,7 @@ describe("rateLimitHeaders of the items bucket", () => {
 });
 
 describe.skipIf(testBackend() !== "postgres")("shared buckets on PostgreSQL (docs/scaling.md §6)", () => {
-  test("a take commits without waiting for the WAL flush, and the pooled connection keeps its own synchronous_commit", async () => {
+  test("a take turns synchronous_commit off for its own transaction only: the pooled connection keeps its setting, and the tokens are taken", async () => {
     const url = await createTestDatabase();
     databases.push(url);
     const pg = await openPostgres(url, 1);
