@@ -25,6 +25,12 @@ beforeEach(async () => {
 });
 afterEach(() => open.close());
 
+/**
+ * The batch's time bound (maxMs, 20 ms by default) is not what most tests here check: a slow or
+ * busy machine (a cold query compile, a GC pause) must not split their batch in two.
+ */
+const unhurried = { maxMs: 60_000 };
+
 const rows = async () => (await sql<{ v: string }>`select v from t order by id`.execute(db)).rows.map((r) => r.v);
 const insert = (v: string) => async (trx: Kysely<Database>) => {
   await sql`insert into t (v) values (${v})`.execute(trx);
@@ -33,7 +39,7 @@ const insert = (v: string) => async (trx: Kysely<Database>) => {
 
 describe("group commit", () => {
   test("requests submitted together share one transaction and all commit", async () => {
-    const writes = new GroupCommit(db);
+    const writes = new GroupCommit(db, unhurried);
     const results = await Promise.all(Array.from({ length: 10 }, (_, i) => writes.run(insert(`r${i}`))));
     expect(results).toEqual(Array.from({ length: 10 }, (_, i) => `r${i}`));
     expect(await rows()).toEqual(results);
@@ -41,7 +47,7 @@ describe("group commit", () => {
   });
 
   test("a failing request rolls back only its own writes; the others in its batch commit", async () => {
-    const writes = new GroupCommit(db);
+    const writes = new GroupCommit(db, unhurried);
     const outcomes = await Promise.allSettled([
       writes.run(insert("a")),
       writes.run(async (trx) => {
@@ -57,7 +63,7 @@ describe("group commit", () => {
   });
 
   test("no request settles before its batch has committed", async () => {
-    const writes = new GroupCommit(db);
+    const writes = new GroupCommit(db, unhurried);
     let firstSettled = false;
     let firstSettledWhileSecondRan: boolean | null = null;
     const first = writes.run(insert("x")).then(() => {
@@ -75,7 +81,7 @@ describe("group commit", () => {
   });
 
   test("when the COMMIT fails, every request of the batch fails and nothing is written", async () => {
-    const writes = new GroupCommit(db);
+    const writes = new GroupCommit(db, unhurried);
     const outcomes = await Promise.allSettled([
       writes.run(insert("a")),
       // A deferred foreign key is checked only at COMMIT: this one fails the whole batch there.
@@ -92,7 +98,7 @@ describe("group commit", () => {
   });
 
   test("a unit that asks to be alone has a transaction of its own, without a savepoint around it; the others wait for the next", async () => {
-    const writes = new GroupCommit(db);
+    const writes = new GroupCommit(db, unhurried);
     const savepointsSeen: number[] = [];
     const alone = async (trx: Kysely<Database>) => {
       // SQLite refuses RELEASE of a savepoint that is not open: none is, in its own transaction.
@@ -121,10 +127,21 @@ describe("group commit", () => {
   });
 
   test("a batch takes at most maxJobs requests; the rest go in the next", async () => {
-    const writes = new GroupCommit(db, { maxJobs: 4 });
+    const writes = new GroupCommit(db, { ...unhurried, maxJobs: 4 });
     await Promise.all(Array.from({ length: 10 }, (_, i) => writes.run(insert(`r${i}`))));
     expect(writes.stats).toEqual({ batches: 3, jobs: 10 });
     expect((await rows()).length).toBe(10);
+  });
+
+  test("a batch takes no new request once it has run for maxMs; those wait for the next", async () => {
+    const writes = new GroupCommit(db, { maxMs: 5 });
+    const slow = async (trx: Kysely<Database>) => {
+      await Bun.sleep(20); // past the batch's time bound before the next request is taken
+      return insert("slow")(trx);
+    };
+    const results = await Promise.all([writes.run(slow), writes.run(insert("next"))]);
+    expect(results).toEqual(["slow", "next"]);
+    expect(writes.stats).toEqual({ batches: 2, jobs: 2 });
   });
 
   test("requests arriving while a batch runs join it or the next; none is lost or run twice", async () => {
@@ -197,7 +214,7 @@ describe("compiled statements run directly on the connection inside a batch (src
   const byValue = preparedQuery<[string], { v: string }>(1, (k, v) => (k as Kysely<any>).selectFrom("t").select("v").where("v", "=", v) as never);
 
   test("a request's compiled writes are rolled back with its savepoint; its neighbours' are committed", async () => {
-    const writes = new GroupCommit(db);
+    const writes = new GroupCommit(db, unhurried);
     const outcomes = await Promise.allSettled([
       writes.run(async (trx) => (await insertValue(trx, "kept"), "ok")),
       writes.run(async (trx) => {
