@@ -32,10 +32,12 @@ const TERMS_BEFORE_BITS_SQLITE = `
   ALTER TABLE terms_before_bits RENAME TO contact_search_terms;
   CREATE INDEX contact_search_terms_walk ON contact_search_terms(project_id, head, updated_at, contact_number, term);
   CREATE INDEX contact_search_terms_contact ON contact_search_terms(contact_id, term);`;
-/** The same on PostgreSQL (db/postgres/0001_init.sql). */
+/** The same on PostgreSQL (db/postgres/0001_init.sql; the primary key as it was before 0012_search_term_ranges). */
 const TERMS_BEFORE_BITS_POSTGRES = `
   DROP INDEX contact_search_terms_walk;
+  ALTER TABLE contact_search_terms DROP CONSTRAINT contact_search_terms_pkey;
   ALTER TABLE contact_search_terms DROP COLUMN term_bits_a, DROP COLUMN term_bits_b;
+  ALTER TABLE contact_search_terms ADD CONSTRAINT contact_search_terms_pkey PRIMARY KEY (project_id, term, contact_id);
   CREATE INDEX contact_search_terms_walk ON contact_search_terms(project_id, head, updated_at, contact_number, term);`;
 
 /** Takes a stopped server's database back to the level before search folding, as the previous build left it. */
@@ -43,8 +45,9 @@ async function backToPreviousLevel(db: SideDatabase): Promise<void> {
   const list = db.backend === "postgres" ? postgresMigrations : migrations;
   const folding = list.findIndex((m) => m.name.endsWith("_search_folding"));
   const undone = list.slice(folding).map((m) => m.name);
-  // Only the term bits follow the folding: their table goes back to its earlier shape (db/0004, db/postgres/0001).
-  expect(undone.slice(1).every((name) => name.endsWith("_search_term_bits"))).toBe(true);
+  // Only the term table's changes follow the folding (its bits; on PostgreSQL its primary key's
+  // carried columns): it goes back to its earlier shape (db/0004, db/postgres/0001).
+  expect(undone.slice(1).every((name) => /_search_term_(bits|ranges)$/.test(name))).toBe(true);
   if (undone.length > 1) await db.run(db.backend === "postgres" ? TERMS_BEFORE_BITS_POSTGRES : TERMS_BEFORE_BITS_SQLITE);
   const contacts = await db.all<{ id: number; project_id: string; contact_number: number; updated_at: string; first_name: string | null; last_name: string | null; business_name: string | null; email: string | null }>(
     `SELECT id, project_id, contact_number, updated_at, first_name, last_name, business_name, email FROM contacts AS c

@@ -12,6 +12,7 @@ import pg0008 from "../../../db/postgres/0008_import_rejected_rows.sql" with { t
 import pg0009 from "../../../db/postgres/0009_console_indexes.sql" with { type: "text" };
 import pg0010 from "../../../db/postgres/0010_search_folding.sql" with { type: "text" };
 import pg0011 from "../../../db/postgres/0011_search_term_bits.sql" with { type: "text" };
+import pg0012 from "../../../db/postgres/0012_search_term_ranges.sql" with { type: "text" };
 import type { PostgresMigration } from "../migrations.ts";
 import { rebuildSearchPostgres } from "../search-rebuild.ts";
 import { termBitsStepPostgres } from "../term-bits-step.ts";
@@ -33,4 +34,5 @@ export const postgresMigrations: readonly PostgresMigration[] = [
   { name: "0009_console_indexes", sql: pg0009 },
   { name: "0010_search_folding", sql: pg0010, after: async (client) => void (await rebuildSearchPostgres(client)) },
   { name: "0011_search_term_bits", sql: pg0011, after: async (client) => void (await termBitsStepPostgres(client)) },
+  { name: "0012_search_term_ranges", sql: pg0012 },
 ];
