@@ -6,10 +6,11 @@
  * The statements are the ones the list code runs (recorded), explained as run: PostgreSQL plans
  * an Index Only Scan only when the index holds every column the statement reads. (On the test
  * cluster, which commits asynchronously, VACUUM leaves the pages not all-visible, so the scan
- * still fetches rows from the table here; on a server autovacuum marks them.) PostgreSQL run
- * only (CRM_TEST_BACKEND=postgres).
+ * still fetches rows from the table here; on a server autovacuum marks them.) And a word
+ * checked on each walked candidate stays a probe per candidate (src/contacts/search/query.ts
+ * hasTermIn). PostgreSQL run only (CRM_TEST_BACKEND=postgres).
  */
-import { afterAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql, type CompiledQuery, type KyselyPlugin } from "kysely";
 import { listContactRows } from "../../src/contacts/list-query.ts";
 import { resolveSearch } from "../../src/contacts/search/query.ts";
@@ -23,7 +24,7 @@ import { createTestDatabase, dropTestDatabase, testBackend } from "../helpers/po
 const FIRST = ["Kevin", "Maria", "Mark", "Jean", "Laura", "Kenji"];
 const LAST = ["Morrison", "Moreno", "Morales", "Brown", "Smith", "Ramos"];
 
-describe.skipIf(testBackend() !== "postgres")("PostgreSQL: a search word's sorted term range is read from the index alone", () => {
+describe.skipIf(testBackend() !== "postgres")("PostgreSQL: the plans of a search's term reads", () => {
   let pg: OpenPostgres | undefined;
   let url: string | undefined;
   afterAll(async () => {
@@ -31,23 +32,26 @@ describe.skipIf(testBackend() !== "postgres")("PostgreSQL: a search word's sorte
     if (url) await dropTestDatabase(url).catch(() => {});
   });
 
-  test("one word and two words: the range is an Index Only Scan of contact_search_terms_pkey", async () => {
+  let project: { id: string };
+  beforeAll(async () => {
     url = await createTestDatabase();
     pg = await openPostgres(url, 1); // one connection: the SETs below hold for every statement
-    const db = pg.db;
-    const project = await createProject(db, "ranges", isoNow(systemClock));
-    await db.transaction().execute(async (trx) => {
+    project = await createProject(pg.db, "ranges", isoNow(systemClock));
+    await pg.db.transaction().execute(async (trx) => {
       for (let i = 0; i < 600; i++) {
         const body = { firstName: FIRST[i % FIRST.length]!, lastName: `${LAST[i % LAST.length]!}` };
         await createContact(trx, project.id, body, { emitEvent: false, now: isoNow(systemClock) });
       }
     });
     // Statistics as autovacuum takes them.
-    await sql`ANALYZE contact_search_terms`.execute(db);
+    await sql`ANALYZE contact_search_terms`.execute(pg.db);
     // A small table would be read whole; the question is which index a range read takes and whether it needs the table.
-    await sql`SET enable_seqscan = off`.execute(db);
-    await sql`SET enable_bitmapscan = off`.execute(db);
+    await sql`SET enable_seqscan = off`.execute(pg.db);
+    await sql`SET enable_bitmapscan = off`.execute(pg.db);
+  }, 60_000);
 
+  test("one word and two words: the range is an Index Only Scan of contact_search_terms_pkey", async () => {
+    const db = pg!.db;
     for (const search of ["morri", "kevin morri"]) {
       const statements: CompiledQuery[] = [];
       const recorder: KyselyPlugin = {
@@ -70,6 +74,29 @@ describe.skipIf(testBackend() !== "postgres")("PostgreSQL: a search word's sorte
         expect(ranges.length).toBeGreaterThan(0);
         for (const r of ranges) expect({ search, node: r[1] }).toEqual({ search, node: "Index Only Scan" });
       }
+    }
+  }, 60_000);
+
+  test("a word's check on a walked candidate stays a probe per candidate (a SubPlan), never a join over the word's whole range", async () => {
+    // Two 3-letter words walk one head group and check the other word in the WHERE clause
+    // (src/contacts/search/query.ts hasTermIn). Without the subquery's OFFSET, PostgreSQL
+    // pulls the EXISTS up into a semi-join driven by the word's range in every project
+    // ("lau ken": 210 ms at 1.1 M contacts, where 44 probes were needed).
+    const db = pg!.db;
+    const statements: CompiledQuery[] = [];
+    const recorded = db.withPlugin({
+      transformQuery: ({ node, queryId }) => (statements.push(db.getExecutor().compileQuery(node, queryId)), node),
+      transformResult: async ({ result }) => result,
+    });
+    const words = (await resolveSearch(recorded, project.id, "kev mor")).words;
+    statements.length = 0;
+    expect((await listContactRows(recorded, project.id, { searchWords: words }, 50)).length).toBeGreaterThan(0);
+    const checked = statements.filter((s) => /from "contact_search_terms" as "t"/.test(s.sql) && /where .*exists \(/.test(s.sql));
+    expect(checked.length).toBeGreaterThan(0);
+    for (const s of checked) {
+      const plan = JSON.stringify((await sql.raw(`EXPLAIN (FORMAT JSON) ${inline(s)}`).execute(db)).rows);
+      expect(plan).not.toMatch(/"Join Type":"(Semi|Anti)"|Semi Join/);
+      expect(plan).toMatch(/"Subplan Name":"(SubPlan|EXISTS)/);
     }
   }, 60_000);
 });

@@ -175,7 +175,7 @@ export function projectTermIn(eb: ExpressionBuilder<any, any>, alias: string, pr
  * a probe per candidate. The OFFSET keeps PostgreSQL from turning the EXISTS into a join
  * driven by the term's range over every project ("lau ken": 17,000 `ken` rows hashed, then
  * a probe for each, 210 ms, where the candidates that passed the bits needed 44 probes);
- * it changes nothing on SQLite.
+ * it changes nothing on SQLite (test/unit/postgres-term-ranges.test.ts checks the plan).
  */
 export function hasTermIn(eb: ExpressionBuilder<Database, any>, contactId: string, matches: TermMatch[]): Expression<SqlBool> {
   return eb.exists(
