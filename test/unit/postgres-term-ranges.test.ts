@@ -11,13 +11,14 @@
  * hasTermIn). PostgreSQL run only (CRM_TEST_BACKEND=postgres).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { sql, type CompiledQuery, type KyselyPlugin } from "kysely";
+import { sql, type CompiledQuery, type Kysely } from "kysely";
 import { listContactRows } from "../../src/contacts/list-query.ts";
 import { resolveSearch } from "../../src/contacts/search/query.ts";
 import { createContact } from "../../src/contacts/service.ts";
 import { systemClock } from "../../src/lib/clock.ts";
 import { isoNow } from "../../src/lib/time.ts";
 import { createProject } from "../../src/projects/service.ts";
+import type { Database } from "../../src/storage/schema.ts";
 import { openPostgres, type OpenPostgres } from "../../src/storage/postgres/open.ts";
 import { createTestDatabase, dropTestDatabase, testBackend } from "../helpers/postgres.ts";
 
@@ -53,16 +54,7 @@ describe.skipIf(testBackend() !== "postgres")("PostgreSQL: the plans of a search
   test("one word and two words: the range is an Index Only Scan of contact_search_terms_pkey", async () => {
     const db = pg!.db;
     for (const search of ["morri", "kevin morri"]) {
-      const statements: CompiledQuery[] = [];
-      const recorder: KyselyPlugin = {
-        transformQuery: ({ node, queryId }) => (statements.push(db.getExecutor().compileQuery(node, queryId)), node),
-        transformResult: async ({ result }) => result,
-      };
-      const recorded = db.withPlugin(recorder);
-      const words = (await resolveSearch(recorded, project.id, search)).words;
-      statements.length = 0;
-      const rows = await listContactRows(recorded, project.id, { searchWords: words }, 50);
-      expect(rows.length).toBeGreaterThan(0);
+      const statements = await pageStatements(db, project.id, search);
       // The statement that reads the page: it selects the order keys from the term table, sorted.
       const page = statements.filter((s) => /from "contact_search_terms" as "t"/.test(s.sql) && /order by/.test(s.sql));
       expect(page.length).toBeGreaterThan(0);
@@ -83,15 +75,7 @@ describe.skipIf(testBackend() !== "postgres")("PostgreSQL: the plans of a search
     // pulls the EXISTS up into a semi-join driven by the word's range in every project
     // ("lau ken": 210 ms at 1.1 M contacts, where 44 probes were needed).
     const db = pg!.db;
-    const statements: CompiledQuery[] = [];
-    const recorded = db.withPlugin({
-      transformQuery: ({ node, queryId }) => (statements.push(db.getExecutor().compileQuery(node, queryId)), node),
-      transformResult: async ({ result }) => result,
-    });
-    const words = (await resolveSearch(recorded, project.id, "kev mor")).words;
-    statements.length = 0;
-    expect((await listContactRows(recorded, project.id, { searchWords: words }, 50)).length).toBeGreaterThan(0);
-    const checked = statements.filter((s) => /from "contact_search_terms" as "t"/.test(s.sql) && /where .*exists \(/.test(s.sql));
+    const checked = (await pageStatements(db, project.id, "kev mor")).filter((s) => /from "contact_search_terms" as "t"/.test(s.sql) && /where .*exists \(/.test(s.sql));
     expect(checked.length).toBeGreaterThan(0);
     for (const s of checked) {
       const plan = JSON.stringify((await sql.raw(`EXPLAIN (FORMAT JSON) ${inline(s)}`).execute(db)).rows);
@@ -100,6 +84,19 @@ describe.skipIf(testBackend() !== "postgres")("PostgreSQL: the plans of a search
     }
   }, 60_000);
 });
+
+/** The statements the list code runs for one page of `search` (the words resolved first, not recorded); the page has a contact. */
+async function pageStatements(db: Kysely<Database>, projectId: string, search: string): Promise<CompiledQuery[]> {
+  const statements: CompiledQuery[] = [];
+  const recorded = db.withPlugin({
+    transformQuery: ({ node, queryId }) => (statements.push(db.getExecutor().compileQuery(node, queryId)), node),
+    transformResult: async ({ result }) => result,
+  });
+  const words = (await resolveSearch(recorded, projectId, search)).words;
+  statements.length = 0;
+  expect((await listContactRows(recorded, projectId, { searchWords: words }, 50)).length).toBeGreaterThan(0);
+  return statements;
+}
 
 /** A recorded statement with its values written in, for EXPLAIN (which takes no parameters through Kysely here). */
 function inline(s: CompiledQuery): string {
