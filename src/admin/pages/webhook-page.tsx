@@ -152,17 +152,20 @@ const EditSection = ({ c, hook, extras }: { c: Context<AdminEnv>; hook: Webhook;
  */
 export async function subscriptionPage(c: Context<AdminEnv>, id: string, extras: PageExtras = {}, status: 200 | 409 | 422 = 200) {
   const { deps, project } = c.var;
-  const hook = toWebhook(await requireWebhook(deps.db, project.id, id));
-  const base = hookPath(c, hook);
-  const filters = { adminAttempts: hook.id };
+  await requireWebhook(deps.db, project.id, id); // another project's subscription is 404 before anything of it is read
+  const filters = { adminAttempts: id };
   const cursor = c.req.method === "GET" ? c.req.query("cursor") || undefined : undefined;
   const after = cursor ? (deps.cursors.decode(cursor, filters) as [string, string]) : undefined;
-  const [names, custom, failures, attempts, waiting] = await Promise.all([
+  const [attempts, waiting] = await Promise.all([attemptsWithEvents(deps.db, id, ATTEMPTS_PAGE, after), waitingDeliveries(deps.db, id, WAITING_SHOWN)]);
+  // The subscription's health is read after its attempts: an attempt and the failure it
+  // counts are written in one transaction (src/webhooks/deliveries.ts recordOutcomes), so an
+  // attempt on the page always has its failure counted, even when the two reads straddle that commit.
+  const hook = toWebhook(await requireWebhook(deps.db, project.id, id));
+  const base = hookPath(c, hook);
+  const [names, custom, failures] = await Promise.all([
     filterNames(deps.db, project.id, [hook]),
     allCustomFields(deps.db, project.id),
     lastFailures(deps.db, hook.lastFailureReason === null ? [] : [hook.id]),
-    attemptsWithEvents(deps.db, hook.id, ATTEMPTS_PAGE, after),
-    waitingDeliveries(deps.db, hook.id, WAITING_SHOWN),
   ]);
   const page = toPage(attempts, ATTEMPTS_PAGE, (r) => [r.row.at, r.row.id], (r) => r.view, deps.cursors, filters);
   return c.html(
