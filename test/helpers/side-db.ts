@@ -57,17 +57,34 @@ export async function openSideDatabase(env: Record<string, string | undefined>, 
   }
   if (!env.CRM_DB_PATH) throw new Error("openSideDatabase: neither CRM_DATABASE_URL nor CRM_DB_PATH in the environment");
   const db = new Database(env.CRM_DB_PATH, opts.readonly ? { readonly: true } : {});
-  db.exec("PRAGMA busy_timeout = 10000"); // WAL: the server and this connection take turns writing
-  const all = async (sql: string, ...params: unknown[]) => db.query(sql).all(...(params as any[])) as any[];
+  // No busy_timeout: SQLite's busy handler waits synchronously, which blocks this process's
+  // event loop; a server running in this process (test/helpers/in-process.ts) that holds the
+  // write lock across an await could then never finish its transaction, and the wait ran
+  // out every time (SQLITE_BUSY after 10 s). `whenFree` waits for the lock asynchronously.
+  const all = (sql: string, ...params: unknown[]) => whenFree(() => db.query(sql).all(...(params as any[])) as any[]);
   return {
     backend: "sqlite",
     insertionOrder: "rowid",
     all,
-    get: async (sql, ...params) => (db.query(sql).get(...(params as any[])) ?? undefined) as any,
-    run: async (sql, ...params) => {
-      if (params.length) db.query(sql).run(...(params as any[]));
-      else db.exec(sql);
-    },
+    get: (sql, ...params) => whenFree(() => (db.query(sql).get(...(params as any[])) ?? undefined) as any),
+    run: (sql, ...params) =>
+      whenFree(() => {
+        if (params.length) db.query(sql).run(...(params as any[]));
+        else db.exec(sql);
+      }),
     close: async () => db.close(),
   };
+}
+
+/** Runs `step` on the side connection; while the database is locked (the server writing, in this process or another), waits a few ms, never the event loop, up to 10 s. */
+async function whenFree<T>(step: () => T): Promise<T> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    try {
+      return step();
+    } catch (error) {
+      if ((error as { code?: string }).code?.startsWith("SQLITE_BUSY") !== true || Date.now() > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  }
 }
