@@ -8,6 +8,7 @@
 import { Database } from "bun:sqlite";
 import type { Client } from "pg";
 import { pgClient } from "./postgres.ts";
+import { sleep } from "./spawn.ts";
 
 export interface SideDatabase {
   backend: "sqlite" | "postgres";
@@ -76,7 +77,11 @@ export async function openSideDatabase(env: Record<string, string | undefined>, 
   };
 }
 
-/** Runs `step` on the side connection; while the database is locked (the server writing, in this process or another), waits a few ms, never the event loop, up to 10 s. */
+/**
+ * Runs `step` on the side connection; while the database is locked (the server writing, in
+ * this process or another), waits a few ms, never the event loop, up to 10 s. A step of
+ * several statements is tried again whole: give those only to a database no server writes.
+ */
 async function whenFree<T>(step: () => T): Promise<T> {
   const deadline = Date.now() + 10_000;
   for (;;) {
@@ -84,7 +89,7 @@ async function whenFree<T>(step: () => T): Promise<T> {
       return step();
     } catch (error) {
       if ((error as { code?: string }).code?.startsWith("SQLITE_BUSY") !== true || Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 5));
+      await sleep(5);
     }
   }
 }
