@@ -184,8 +184,8 @@ async function readDriven(db: Db, driver: Driver, f: ContactFilters, wanted: num
     const checked = !!(checks.searchWords?.length || checks.notAll);
     // A sorted driver reads its whole range: when the bits test every other word, their terms
     // are looked up only for the page's rows (`hit`, below), not for every row the bits let
-    // through. (A word of fewer than 4 letters tests at most 1 bit and lets many rows
-    // through: the page would hold few contacts with every word.)
+    // through. (A word of 1 or 2 letters tests no bit and lets every row through: the page
+    // would hold few contacts with every word.)
     const bitsTestAll = !!driver.termRows && !f.notAll && (f.searchWords ?? []).every((word) => bitStrength(word) >= 2);
     // Only the first page is looked up after: when it holds too few contacts with every word
     // (the words are rare together), the rest of the range is read once, each row that passes
@@ -275,7 +275,8 @@ function tagDriver(tagId: string): Driver {
  * src/contacts/search/term-bits.ts) is sorted when its range holds fewer than the cap, or
  * `sortedMax` when counted on, rows: reading a range is cheap when most rows fail the bits.
  * When that fails and a dense word would be walked, a word of 4+ letters whose others test
- * only 1 bit is sorted under `weakSortedMax` rows.
+ * fewer bits is sorted under `weakSortedMax` rows. A word implied by another ("ma" by "mar")
+ * is never sorted.
  */
 async function searchDriver(db: Db, projectId: string, words: SearchWord[], wanted: number) {
   const range = (d: Db, word: SearchWord) => d.selectFrom("contact_search_terms as t").where((eb) => projectTermIn(eb, "t", projectId, word.matches));
@@ -317,11 +318,13 @@ async function searchDriver(db: Db, projectId: string, words: SearchWord[], want
   // walk in list order reads its head group until a page of contacts has every word, which, for two
   // words common apart and rare together ("mary thor"), is the whole group (150,000 rows at 1 M).
   // The driver is chosen so the words left to test have the strongest bits (a 3-letter word
-  // tests 1 bit, about 1 row in 8 of the others passes; 4 letters, 2; 5 or more, 3).
+  // tests 2 bits, about 1 row in 200 of the others passes; 4 letters, 3; 5 or more, 4).
   const weakest = (word: SearchWord) => Math.min(...others(word).map(bitStrength));
-  const testable = words.length > 1 ? counts.filter((c) => weakest(c.word) > 0) : [];
+  // A word every contact of another word matches ("ma" of "mar") sorts a range holding the other's whole: never sorted.
+  const implied = (word: SearchWord) => others(word).some((other) => impliedBy(word, other));
+  const testable = words.length > 1 ? counts.filter((c) => weakest(c.word) > 0 && !implied(c.word)) : [];
   const strongest = Math.max(0, ...testable.map((c) => weakest(c.word)));
-  // A 3-letter word's one bit lets about a row in eight through: a walk in list order does better.
+  // A word testing one bit would let too many rows through (none does since migration 0016: kept as the bound).
   const pool = strongest >= 2 ? testable.filter((c) => weakest(c.word) === strongest) : [];
   if (pool.length > 0 && pool[0]!.counted && pool[0]!.n < cap) return { driver: sorted(pool[0]!.word), rest: others(pool[0]!.word) };
   if (pool.length > 0) {
@@ -334,7 +337,7 @@ async function searchDriver(db: Db, projectId: string, words: SearchWord[], want
   const rest = words.filter((w) => w !== best.word);
   const walks = best.match && (best.length === HEAD_LENGTH || best.n >= DENSE_PREFIX);
   if (walks || best.n >= DENSE_PREFIX) {
-    // Weaker bits (a 3-letter word left to test: 1 bit, about 1 row in 8 passes, then a lookup):
+    // Weaker bits (a 3-letter word left to test: 2 bits, where a longer word tests 3 or 4):
     // a range of up to `weakSortedMax` rows still costs a few ms, where the walk of a dense head
     // group until a page has every word can read it whole ("jam morri": 15 ms).
     // Only a word of 4 or more letters: a shorter one's range is never that small in a large
@@ -350,6 +353,10 @@ async function searchDriver(db: Db, projectId: string, words: SearchWord[], want
   if (best.n >= cap) return { driver: null, rest: words };
   return { driver: sorted(best.word), rest };
 }
+
+/** Every term `other` matches starts with a prefix `word` matches: a contact with `other` has `word`. */
+const impliedBy = (word: SearchWord, other: SearchWord) =>
+  other.matches.length > 0 && other.matches.every((o) => word.matches.some((w) => w.prefix && o.term.startsWith(w.term)));
 
 /** The longest term a word matches (a longer prefix matches fewer). */
 const longest = (word: SearchWord) => Math.max(0, ...word.matches.map((m) => [...m.term].length));

@@ -4,7 +4,7 @@ import { jsonArrayFrom } from "../storage/query.ts";
 import { preparedInsert, preparedQuery } from "../storage/prepared.ts";
 import { termHead } from "./matching.ts";
 import { forgetTypoWords, rememberTypoWords } from "./search/typo-keys.ts";
-import { termBitsOf } from "./search/term-bits.ts";
+import { BIT_COLUMNS, termBitsOf } from "./search/term-bits.ts";
 
 /** A contact row with its contact type's name and category joined in. */
 export type ContactView = ContactRow & { type_name: string | null; type_category: string | null };
@@ -233,14 +233,14 @@ export interface OrderKeys {
 const insertContactTagRows = preparedInsert("contact_tags", ["contact_id", "tag_id", "updated_at", "contact_number"], { maxRows: 256 });
 const insertSearchTermRows = preparedInsert(
   "contact_search_terms",
-  ["project_id", "term", "contact_id", "head", "updated_at", "contact_number", "term_bits_a", "term_bits_b"],
+  ["project_id", "term", "contact_id", "head", "updated_at", "contact_number", ...BIT_COLUMNS],
   { maxRows: 256 },
 );
 
 /** A contact's term rows: each carries the bits of all its terms (src/contacts/search/term-bits.ts). */
 function termRowsOf(projectId: string, contact: OrderKeys, terms: string[]): unknown[][] {
-  const [a, b] = termBitsOf(terms);
-  return terms.map((term) => [projectId, term, contact.id, termHead(term), contact.updatedAt, contact.contactNumber, a, b]);
+  const bits = termBitsOf(terms);
+  return terms.map((term) => [projectId, term, contact.id, termHead(term), contact.updatedAt, contact.contactNumber, ...bits]);
 }
 
 /** Tag rows of a contact that has none yet (a new one), in one statement. */

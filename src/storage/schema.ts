@@ -120,6 +120,8 @@ export interface Database {
     /** The contact's term bits (src/contacts/search/term-bits.ts): which prefixes its terms have. */
     term_bits_a: number;
     term_bits_b: number;
+    term_bits_c: number;
+    term_bits_d: number;
   };
   /** A word of the project's search terms by the keys one typo away finds it by (docs/api.md §11.6). */
   search_typo_keys: {

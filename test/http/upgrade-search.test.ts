@@ -36,7 +36,7 @@ const TERMS_BEFORE_BITS_SQLITE = `
 const TERMS_BEFORE_BITS_POSTGRES = `
   DROP INDEX contact_search_terms_walk;
   ALTER TABLE contact_search_terms DROP CONSTRAINT contact_search_terms_pkey;
-  ALTER TABLE contact_search_terms DROP COLUMN term_bits_a, DROP COLUMN term_bits_b;
+  ALTER TABLE contact_search_terms DROP COLUMN term_bits_a, DROP COLUMN term_bits_b, DROP COLUMN term_bits_c, DROP COLUMN term_bits_d;
   ALTER TABLE contact_search_terms ADD CONSTRAINT contact_search_terms_pkey PRIMARY KEY (project_id, term, contact_id);
   CREATE INDEX contact_search_terms_walk ON contact_search_terms(project_id, head, updated_at, contact_number, term);`;
 
@@ -45,9 +45,9 @@ async function backToPreviousLevel(db: SideDatabase): Promise<void> {
   const list = db.backend === "postgres" ? postgresMigrations : migrations;
   const folding = list.findIndex((m) => m.name.endsWith("_search_folding"));
   const undone = list.slice(folding).map((m) => m.name);
-  // Only the term table's changes follow the folding (its bits; on PostgreSQL its primary key's
-  // carried columns): it goes back to its earlier shape (db/0004, db/postgres/0001).
-  expect(undone.slice(1).every((name) => /_search_term_(bits|ranges)$/.test(name))).toBe(true);
+  // Only the term table's changes follow the folding (its bits, then their second hash; on
+  // PostgreSQL its primary key's carried columns): it goes back to its earlier shape (db/0004, db/postgres/0001).
+  expect(undone.slice(1).every((name) => /_search_term_(bits|ranges|bits_second_hash)$/.test(name))).toBe(true);
   if (undone.length > 1) await db.run(db.backend === "postgres" ? TERMS_BEFORE_BITS_POSTGRES : TERMS_BEFORE_BITS_SQLITE);
   const contacts = await db.all<{ id: number; project_id: string; contact_number: number; updated_at: string; first_name: string | null; last_name: string | null; business_name: string | null; email: string | null }>(
     `SELECT id, project_id, contact_number, updated_at, first_name, last_name, business_name, email FROM contacts AS c

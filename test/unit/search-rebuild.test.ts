@@ -144,19 +144,20 @@ describe("migration 0014 on a database the previous build made", () => {
     expect(raw.all(`SELECT count(*) AS n FROM contact_search_terms WHERE contact_id IN (${dead.join(", ")})`)).toEqual([{ n: 0 }]);
   });
 
-  test("then 0015 gives each term row its contact's term bits, made from all of the contact's terms", () => {
-    const rows = raw.all<{ contact_id: number; a: number; b: number }>(
-      "SELECT contact_id, term_bits_a AS a, term_bits_b AS b FROM contact_search_terms GROUP BY contact_id, term_bits_a, term_bits_b ORDER BY contact_id",
+  test("then 0015 and 0016 give each term row its contact's term bits, all four columns, made from all of the contact's terms", () => {
+    const rows = raw.all<{ contact_id: number; a: number; b: number; c: number; d: number }>(
+      `SELECT contact_id, term_bits_a AS a, term_bits_b AS b, term_bits_c AS c, term_bits_d AS d FROM contact_search_terms
+       GROUP BY contact_id, term_bits_a, term_bits_b, term_bits_c, term_bits_d ORDER BY contact_id`,
     );
     const expected = contacts
       .filter((c) => c.live)
       .map((c) => {
-        const [a, b] = termBitsOf(termsOf(c));
-        return { contact_id: c.id, a, b };
+        const [a, b, cc, d] = termBitsOf(termsOf(c));
+        return { contact_id: c.id, a, b, c: cc, d };
       })
       .sort((x, y) => x.contact_id - y.contact_id);
     expect(rows).toEqual(expected);
-    expect(rows.every((r) => r.a > 0 && r.b >= 0)).toBe(true);
+    expect(rows.every((r) => r.a > 0 && r.b >= 0 && r.c + r.d > 0)).toBe(true);
   });
 
   test("each project's typo words have all their keys, and no other words", () => {

@@ -5,7 +5,10 @@ import { PHONE_FORWARD, PHONE_REVERSED } from "./terms.ts";
 /**
  * A contact's term bits (docs/performance.md "Two words"): each of its term rows carries
  * which prefixes of 3, 4 and 5 characters its terms (but its phone's and its contactId) have, hashed into 104 bits (two columns
- * of 52, so each is a safe integer in JavaScript and a 64-bit one in both databases). A
+ * of 52, so each is a safe integer in JavaScript and a 64-bit one in both databases), and
+ * each 3-character prefix hashed a second time into 104 more (columns c and d, migration
+ * 0016): one bit of 104 let about a row in eleven through for a 3-letter word, two let one
+ * in two hundred (docs/performance.md "Two words: a second hash"). A
  * search of several words drives by one word's rows and tests the other words on the row
  * already read: a contact whose bits lack a word's prefixes cannot match it. The bits only
  * rule out; a candidate they let through is still checked against its terms, so a
@@ -17,35 +20,44 @@ export const TERM_BITS_PER_COLUMN = 52;
 const BITS = TERM_BITS_PER_COLUMN * 2;
 /** The prefix lengths hashed; a query word shorter than the shortest is not tested. */
 const PREFIX_LENGTHS = [3, 4, 5] as const;
-/** Every bit set: rows written before their bits were known match everything (db/0015_search_term_bits.sql). */
+/** The columns of contact_search_terms holding a TermBits, in its order. */
+export const BIT_COLUMNS = ["term_bits_a", "term_bits_b", "term_bits_c", "term_bits_d"] as const;
+/** Every bit set: rows written before their bits were known match everything (db/0015_search_term_bits.sql, db/0016_search_term_bits_second_hash.sql). */
 export const ALL_TERM_BITS = -1;
 
-/** FNV-1a over UTF-16 units, reduced to a bit position. */
-function bitOf(prefix: string): number {
-  let h = 0x811c9dc5;
+/** The four columns' values: a and b the first hash of every prefix, c and d the second of a 3-character one. */
+export type TermBits = [a: number, b: number, c: number, d: number];
+const NONE: TermBits = [0, 0, 0, 0];
+
+/** FNV-1a over UTF-16 units from `seed`, reduced to a bit position of 104. */
+function bitOf(prefix: string, seed: number): number {
+  let h = seed;
   for (let i = 0; i < prefix.length; i++) {
     h ^= prefix.charCodeAt(i);
     h = Math.imul(h, 0x01000193) >>> 0;
   }
   return h % BITS;
 }
+const FIRST_SEED = 0x811c9dc5;
+/** The second hash's seed (FNV's offset plus the golden ratio's 32 bits): independent enough of the first. */
+const SECOND_SEED = (0x811c9dc5 + 0x9e3779b1) >>> 0;
 
-/** The bit positions a term sets, or a match of it needs: its prefixes of 3, 4 and 5 characters that it has. */
+/**
+ * The bit positions (0–207: a/b below 104, c/d above) a term sets, or a match of it needs:
+ * its prefixes of 3, 4 and 5 characters that it has, and its 3-character prefix again.
+ */
 function positionsOf(term: string): number[] {
   const chars = [...term];
-  return PREFIX_LENGTHS.filter((n) => chars.length >= n).map((n) => bitOf(chars.slice(0, n).join("")));
+  const positions = PREFIX_LENGTHS.filter((n) => chars.length >= n).map((n) => bitOf(chars.slice(0, n).join(""), FIRST_SEED));
+  if (chars.length >= PREFIX_LENGTHS[0]) positions.push(BITS + bitOf(chars.slice(0, PREFIX_LENGTHS[0]).join(""), SECOND_SEED));
+  return positions;
 }
 
-/** The two columns' values of a set of positions (sums of distinct powers of two: exact below 2^53). */
-function columnsOf(positions: Iterable<number>): [number, number] {
-  const distinct = new Set(positions);
-  let a = 0;
-  let b = 0;
-  for (const p of distinct) {
-    if (p < TERM_BITS_PER_COLUMN) a += 2 ** p;
-    else b += 2 ** (p - TERM_BITS_PER_COLUMN);
-  }
-  return [a, b];
+/** The four columns' values of a set of positions (sums of distinct powers of two: exact below 2^53). */
+function columnsOf(positions: Iterable<number>): TermBits {
+  const columns: TermBits = [0, 0, 0, 0];
+  for (const p of new Set(positions)) columns[Math.floor(p / TERM_BITS_PER_COLUMN)]! += 2 ** (p % TERM_BITS_PER_COLUMN);
+  return columns;
 }
 
 /**
@@ -58,20 +70,21 @@ const leftOut = (term: string) => term.startsWith(PHONE_FORWARD) || term.startsW
 const untested = (term: string) => term.startsWith(PHONE_FORWARD) || term.startsWith(PHONE_REVERSED) || /^cr-\d*$/.test(term);
 
 /** The term bits of a contact, from all of its terms (src/contacts/search/terms.ts searchTerms) but those left out. */
-export function termBitsOf(terms: Iterable<string>): [number, number] {
+export function termBitsOf(terms: Iterable<string>): TermBits {
   const positions: number[] = [];
   for (const term of terms) if (!leftOut(term)) positions.push(...positionsOf(term));
   return columnsOf(positions);
 }
 
 /** The bits a contact must have for `match` to find one of its terms (a term starting with it, or equal, has its prefixes); none for a match not tested. */
-export function bitsOfMatch(match: TermMatch): [number, number] {
-  return untested(match.term) ? [0, 0] : columnsOf(positionsOf(match.term));
+export function bitsOfMatch(match: TermMatch): TermBits {
+  return untested(match.term) ? NONE : columnsOf(positionsOf(match.term));
 }
 
 /**
  * How many distinct bits a word's weakest match tests (0: none, the word is too short to
- * test). Two prefixes of a word can hash to one bit ("ran" and "rand"): it tests one.
+ * test; 2 for 3 letters, 3 for 4, 4 for 5 or more). Two prefixes of a word can hash to one
+ * bit ("ran" and "rand"): it tests one fewer.
  */
 export function bitStrength(word: SearchWord): number {
   if (word.matches.length === 0) return 0;
@@ -85,11 +98,11 @@ export function bitStrength(word: SearchWord): number {
 export function mayMatchWord(alias: string, word: SearchWord): RawBuilder<SqlBool> | null {
   const tests: RawBuilder<SqlBool>[] = [];
   for (const match of word.matches) {
-    const [a, b] = bitsOfMatch(match);
-    if (a === 0 && b === 0) return null;
+    const bits = bitsOfMatch(match);
+    if (bits.every((v) => v === 0)) return null;
     // Literals, not parameters: integers computed here, so both backends do 64-bit arithmetic.
-    const has = (column: string, bits: number) => sql<SqlBool>`(${sql.ref(`${alias}.${column}`)} & ${sql.raw(String(bits))}) = ${sql.raw(String(bits))}`;
-    const parts = [...(a !== 0 ? [has("term_bits_a", a)] : []), ...(b !== 0 ? [has("term_bits_b", b)] : [])];
+    const has = (column: string, value: number) => sql<SqlBool>`(${sql.ref(`${alias}.${column}`)} & ${sql.raw(String(value))}) = ${sql.raw(String(value))}`;
+    const parts = BIT_COLUMNS.flatMap((column, i) => (bits[i] !== 0 ? [has(column, bits[i]!)] : []));
     tests.push(sql<SqlBool>`(${sql.join(parts, sql` AND `)})`);
   }
   if (tests.length === 0) return sql<SqlBool>`1 = 0`;

@@ -13,9 +13,10 @@ import pg0009 from "../../../db/postgres/0009_console_indexes.sql" with { type: 
 import pg0010 from "../../../db/postgres/0010_search_folding.sql" with { type: "text" };
 import pg0011 from "../../../db/postgres/0011_search_term_bits.sql" with { type: "text" };
 import pg0012 from "../../../db/postgres/0012_search_term_ranges.sql" with { type: "text" };
+import pg0013 from "../../../db/postgres/0013_search_term_bits_second_hash.sql" with { type: "text" };
 import type { PostgresMigration } from "../migrations.ts";
 import { rebuildSearchPostgres } from "../search-rebuild.ts";
-import { termBitsStepPostgres } from "../term-bits-step.ts";
+import { FIRST_TERM_BITS, SECOND_TERM_BITS, termBitsStepPostgres } from "../term-bits-step.ts";
 
 /**
  * PostgreSQL's own files (db/postgres/): one schema equal to the SQLite files' end state,
@@ -33,6 +34,7 @@ export const postgresMigrations: readonly PostgresMigration[] = [
   { name: "0008_import_rejected_rows", sql: pg0008 },
   { name: "0009_console_indexes", sql: pg0009 },
   { name: "0010_search_folding", sql: pg0010, after: async (client) => void (await rebuildSearchPostgres(client)) },
-  { name: "0011_search_term_bits", sql: pg0011, after: async (client) => void (await termBitsStepPostgres(client)) },
+  { name: "0011_search_term_bits", sql: pg0011, after: async (client) => void (await termBitsStepPostgres(client, FIRST_TERM_BITS)) },
   { name: "0012_search_term_ranges", sql: pg0012 },
+  { name: "0013_search_term_bits_second_hash", sql: pg0013, after: async (client) => void (await termBitsStepPostgres(client, SECOND_TERM_BITS)) },
 ];

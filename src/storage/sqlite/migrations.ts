@@ -16,10 +16,11 @@ import m0012 from "../../../db/0012_import_rejected_rows.sql" with { type: "text
 import m0013 from "../../../db/0013_console_indexes.sql" with { type: "text" };
 import m0014 from "../../../db/0014_search_folding.sql" with { type: "text" };
 import m0015 from "../../../db/0015_search_term_bits.sql" with { type: "text" };
+import m0016 from "../../../db/0016_search_term_bits_second_hash.sql" with { type: "text" };
 
 import type { SqliteMigration } from "../migrations.ts";
 import { rebuildSearchSqlite } from "../search-rebuild.ts";
-import { termBitsStepSqlite } from "../term-bits-step.ts";
+import { FIRST_TERM_BITS, SECOND_TERM_BITS, termBitsStepSqlite } from "../term-bits-step.ts";
 
 export type { SqliteMigration as Migration } from "../migrations.ts";
 
@@ -38,5 +39,6 @@ export const migrations: readonly SqliteMigration[] = [
   { name: "0012_import_rejected_rows", sql: m0012 },
   { name: "0013_console_indexes", sql: m0013 },
   { name: "0014_search_folding", sql: m0014, after: (raw) => void rebuildSearchSqlite(raw) },
-  { name: "0015_search_term_bits", sql: m0015, after: (raw) => void termBitsStepSqlite(raw) },
+  { name: "0015_search_term_bits", sql: m0015, after: (raw) => void termBitsStepSqlite(raw, FIRST_TERM_BITS) },
+  { name: "0016_search_term_bits_second_hash", sql: m0016, after: (raw) => void termBitsStepSqlite(raw, SECOND_TERM_BITS) },
 ];
