@@ -129,6 +129,9 @@ export function termBitsStepSqlite(raw: SqliteHandle, level: TermBitsLevel): num
 /** PostgreSQL: on the connection holding the start lock, in the file's transaction. Returns the contacts staged. */
 export async function termBitsStepPostgres(client: PoolClient, level: TermBitsLevel): Promise<number> {
   const staging = stagedColumns(level);
+  // Nodes of the earlier version may still write: their term rows wait until the new table
+  // has its name (then land in it), rather than go into the old one after the copy read it.
+  await client.query("LOCK TABLE contact_search_terms IN SHARE MODE");
   await client.query(`CREATE TEMP TABLE ${STAGED} (contact_id bigint PRIMARY KEY, ${staging.map((c) => `${c} bigint NOT NULL`).join(", ")}) ON COMMIT DROP`);
   const last = Number((await client.query<{ m: string | null }>("SELECT max(contact_id) AS m FROM contact_search_terms")).rows[0]?.m ?? 0);
   const done = last > 0 ? announce() : () => {};
