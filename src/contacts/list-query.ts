@@ -27,8 +27,9 @@ const DENSE_PREFIX = 2000;
 /**
  * Of several words, one whose range holds fewer than `sortedMax` rows is sorted, the others
  * tested by their bits on each row: at about 0.15 µs a row (SQLite, 1 M contacts), 2–3 ms.
- * `weakSortedMax`: the same for a driver whose other words test 1 bit (3 letters), where
- * about a row in 8 also needs a lookup. (Tests lower them, to reach these paths on a small project.)
+ * `weakSortedMax`: the same for a driver whose other words test fewer bits than another
+ * driver's would (a 3-letter word: 2 bits, about a row in 200 also needs a lookup). (Tests
+ * lower them, to reach these paths on a small project.)
  */
 export const sortedRangeLimits = { sortedMax: 16_000, weakSortedMax: 6_000 };
 
