@@ -144,6 +144,14 @@ describe("group commit", () => {
     expect(writes.stats).toEqual({ batches: 2, jobs: 2 });
   });
 
+  test("a batch always takes its first request, however long its BEGIN took (never an empty batch)", async () => {
+    // maxMs 0: every batch is past its time bound as soon as its transaction has begun.
+    const writes = new GroupCommit(db, { maxMs: 0 });
+    const results = await Promise.all(["a", "b", "c"].map((v) => writes.run(insert(v))));
+    expect(results).toEqual(["a", "b", "c"]);
+    expect(writes.stats).toEqual({ batches: 3, jobs: 3 });
+  });
+
   test("requests arriving while a batch runs join it or the next; none is lost or run twice", async () => {
     const writes = new GroupCommit(db);
     const pending: Promise<string>[] = [];

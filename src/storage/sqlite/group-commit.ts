@@ -96,7 +96,9 @@ export class GroupCommit implements WriteQueue {
     try {
       await this.db.transaction().execute(async (trx) => {
         runsBatchDirectly(trx, this.db);
-        while (taken.length < this.maxJobs && performance.now() - started < this.maxMs) {
+        // The first request is always taken: a BEGIN slower than maxMs (a busy wait, a slow
+        // machine) would otherwise commit an empty batch and start the next one the same way.
+        while (taken.length === 0 || (taken.length < this.maxJobs && performance.now() - started < this.maxMs)) {
           if (!this.queue[0]) await nextTurn(); // Requests already received may be one event-loop turn from here: let them in.
           // A job that wants the transaction alone waits for the next one, or has this one.
           if (!this.queue[0] || (this.queue[0].alone && taken.length > 0)) break;
