@@ -280,7 +280,7 @@ function tagDriver(tagId: string): Driver {
  * is never sorted.
  */
 async function searchDriver(db: Db, projectId: string, words: SearchWord[], wanted: number) {
-  const range = (d: Db, word: SearchWord) => d.selectFrom("contact_search_terms as t").where((eb) => projectTermIn(eb, "t", projectId, word.matches));
+  const range = (d: Db, word: SearchWord) => termRanges(d, projectId, word.matches);
   const walkable = (word: SearchWord) => (word.matches.length === 1 && [...word.matches[0]!.term].length >= HEAD_LENGTH ? word.matches[0]! : null);
   const walk = (match: TermMatch) => (d: Db) => {
     const q = d.selectFrom("contact_search_terms as t").where("t.project_id", "=", projectId).where("t.head", "=", termHead(match.term));
@@ -362,8 +362,33 @@ const impliedBy = (word: SearchWord, other: SearchWord) =>
 /** The longest term a word matches (a longer prefix matches fewer). */
 const longest = (word: SearchWord) => Math.max(0, ...word.matches.map((m) => [...m.term].length));
 
-/** The rows of `range` (an index range), counted up to `limit`: no more of the index is read. */
-async function countUpTo(db: Db, range: SelectQueryBuilder<any, any, object>, limit: number): Promise<number> {
+/** The columns a driver reads from a term row: the contact, its order keys and its term bits. */
+const TERM_ROW_COLUMNS = ["contact_id", "updated_at", "contact_number", "term_bits_a", "term_bits_b", "term_bits_c", "term_bits_d"] as const;
+
+/**
+ * The project's term rows in one of `matches`, as table `t`. Several matches are a UNION ALL
+ * of one index range each: as an OR, PostgreSQL read the ranges through a BitmapOr and
+ * visited a heap page per row, and read every range whole before a LIMIT could stop it (a
+ * count of "3315"'s forward, reversed and plain ranges to 2,000: 13–85 ms for 10,672 rows of
+ * the first); each range alone is an index-only scan of the primary key that stops at the
+ * LIMIT. (A word's matches never overlap: a phone's forms each start with their own marker,
+ * a typo's near words are whole terms; a row in two ranges would come twice, and its contact
+ * still count once in the page.)
+ */
+function termRanges(db: Db, projectId: string, matches: TermMatch[]): DriverQuery {
+  const one = (d: Db, m: TermMatch[]) => d.selectFrom("contact_search_terms as t").where((eb) => projectTermIn(eb, "t", projectId, m));
+  if (matches.length <= 1) return one(db, matches) as unknown as DriverQuery;
+  const arms = matches.map((m) => one(db, [m]).select(TERM_ROW_COLUMNS.map((c) => `t.${c}` as const)));
+  const union = arms.slice(1).reduce((all, arm) => all.unionAll(arm as never), arms[0]!);
+  return db.selectFrom(union.as("t")) as unknown as DriverQuery;
+}
+
+/**
+ * The rows of `range` (term rows as `t`), counted up to `limit`: no more of the index is read.
+ * A UNION ALL of ranges (`termRanges`) is read range by range and stops once `limit` rows
+ * are in: neither PostgreSQL's Append nor SQLite's compound co-routine reads further.
+ */
+async function countUpTo(db: Db, range: DriverQuery, limit: number): Promise<number> {
   const row = await db
     .selectFrom(range.select("t.contact_id").limit(limit).as("m") as never)
     .select((eb) => eb.fn.countAll<number>().as("n"))
