@@ -5,6 +5,7 @@ import type { FilterOnly } from "../storage/port.ts";
 import { contactsByIds, filterOnlyIn, inListOrder } from "../storage/query.ts";
 import { HEAD_LENGTH, termHead } from "./matching.ts";
 import { hasTermIn, projectTermIn, type SearchWord, type TermMatch } from "./search/query.ts";
+import { projectSizeHint } from "./search/project-size.ts";
 import { bitStrength, mayMatchWord } from "./search/term-bits.ts";
 import { withType, type ContactView } from "./repository.ts";
 
@@ -297,8 +298,7 @@ async function searchDriver(db: Db, projectId: string, words: SearchWord[], want
   const lone = loneMatch !== null || (words.length === 1 && merges(words[0]!));
   if (loneMatch?.prefix && [...loneMatch.term].length === HEAD_LENGTH) return { driver: walked(loneMatch), rest: [] };
   // Sorting `cap` rows costs about what walking `wanted × contacts / cap` candidates does.
-  const project = await db.selectFrom("projects").select("contact_count").where("id", "=", projectId).executeTakeFirst();
-  const cap = Math.max(DENSE_PREFIX, Math.round(Math.sqrt(wanted * (project?.contact_count ?? 0))));
+  const cap = Math.max(DENSE_PREFIX, Math.round(Math.sqrt(wanted * (await projectSizeHint(db, projectId)))));
   const counts = await Promise.all(
     words.map(async (word, i) => {
       // A walkable word (or one whose walks merge) walks once past 2,000 (of several words, unless
