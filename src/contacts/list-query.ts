@@ -29,10 +29,12 @@ const DENSE_PREFIX = 2000;
  * Of several words, one whose range holds fewer than `sortedMax` rows is sorted, the others
  * tested by their bits on each row: at about 0.15 µs a row (SQLite, 1 M contacts), 2–3 ms.
  * `weakSortedMax`: the same for a driver whose other words test fewer bits than another
- * driver's would (a 3-letter word: 2 bits, about a row in 200 also needs a lookup). (Tests
- * lower them, to reach these paths on a small project.)
+ * driver's would (a 3-letter word: 2 bits, about a row in 200 also needs a lookup). It was
+ * 6,000 while a 3-letter word tested 1 bit; since migration 0016 its 2 bits let few rows
+ * through, and 16,000 sorts "jean smi" by `jean` rather than walk the `smi` group
+ * (docs/performance.md). (Tests lower them, to reach these paths on a small project.)
  */
-export const sortedRangeLimits = { sortedMax: 16_000, weakSortedMax: 6_000 };
+export const sortedRangeLimits = { sortedMax: 16_000, weakSortedMax: 16_000 };
 
 /**
  * One page of GET /contacts (docs/api.md §11), `limit + 1` rows, newest update first. One
