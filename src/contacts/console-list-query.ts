@@ -104,15 +104,20 @@ function driverQuery(db: Db, projectId: string, part: Part): { idRef: string; q:
       return { idRef: "contacts.id", q: live.where("contacts.project_id", "=", projectId).where("contacts.updated_at", ">=", part.at) };
     case "tag":
       return { idRef: "contact_tags.contact_id", q: db.selectFrom("contact_tags").select("contact_tags.contact_id as id").where("contact_tags.tag_id", "=", part.id) };
-    case "term":
-      return {
-        idRef: "contact_search_terms.contact_id",
-        q: db
+    case "term": {
+      const range = (matches: TermMatch[]) =>
+        db
           .selectFrom("contact_search_terms")
           .select("contact_search_terms.contact_id as id")
-          .distinct()
-          .where((inner) => projectTermIn(inner, "contact_search_terms", projectId, part.matches)),
-      };
+          .where((inner) => projectTermIn(inner, "contact_search_terms", projectId, matches));
+      if (part.matches.length <= 1) return { idRef: "contact_search_terms.contact_id", q: range(part.matches).distinct() };
+      // Several ranges (a phone's forms, a typo's near words): a UNION of one index range each,
+      // as in src/contacts/list-query.ts termRanges (as one OR, PostgreSQL read them through a
+      // BitmapOr, visiting the table for every row).
+      const [first, ...rest] = part.matches.map((m) => range([m]));
+      const union = rest.reduce((all, arm) => all.union(arm), first!);
+      return { idRef: "u.id", q: db.selectFrom(union.as("u")).select("u.id") };
+    }
   }
 }
 
