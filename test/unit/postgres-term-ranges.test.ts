@@ -80,8 +80,9 @@ describe.skipIf(testBackend() !== "postgres")("PostgreSQL: the plans of a search
     const db = pg!.db;
     await sql`RESET enable_bitmapscan`.execute(db);
     try {
-      const statements = (await pageStatements(db, project.id, "0123")).filter((s) => /from "contact_search_terms" as "t"/.test(s.sql) && !/"head" =/.test(s.sql));
-      // The count of the word's rows and the read of its sorted range.
+      const statements = (await pageStatements(db, project.id, "0123")).filter((s) => /from "contact_search_terms" as "t"/.test(s.sql) && !/"head" =/.test(s.sql) && /count\(\*\)|order by/.test(s.sql));
+      // The count of the word's rows and the read of its sorted range (the statements run: a
+      // UNION's arms are recorded on their own too, as Kysely builds them).
       expect(statements.some((s) => /count\(\*\)/.test(s.sql))).toBe(true);
       expect(statements.some((s) => /order by/.test(s.sql))).toBe(true);
       for (const s of statements) {
