@@ -76,7 +76,7 @@ export const ContactsPage: FC<ListProps> = ({ c, reference, tagNames, query, cur
       <ErrorSummary errors={errors} ids={FIELD_IDS} />
       <form method="get" action={base} class="card" role="search" aria-label="Contact filters">
         <div class="row">
-          <Field label="Search" name="search" type="search" value={get("search")[0]} hint="The start of a name, an email or a contact id." error={errors?.fields.search} />
+          <Field label="Search" name="search" type="search" value={get("search")[0]} hint="Names, an email or its domain, phone digits in any format, a contact id; accents and one typo do not matter." error={errors?.fields.search} />
           <Select label="Sort by" name="sort" value={sort} error={errors?.fields.sort} options={CONSOLE_SORTS.map((s): [string, string] => [s, SORT_LABELS[s]])} />
         </div>
         {/* Folded so a phone's first screen shows the contacts; open while one of them is set or refused. */}
