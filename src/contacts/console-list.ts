@@ -7,7 +7,7 @@ import { contactTypeIdsOfCategory, findContactType, findTagIds } from "../refere
 import { emailKey, phoneKey } from "./matching.ts";
 import { resolveSearch } from "./search/query.ts";
 import { listTotal, pageRows, planList, type ConsoleSort, type KeyRow, type Part, type Position } from "./console-list-query.ts";
-import { projectRegion, withType, type ContactView } from "./repository.ts";
+import { projectRegion, tagsColumn, withType, type ContactView } from "./repository.ts";
 import type { Contact, ListContactsFilters } from "./schemas.ts";
 import { toContacts } from "./service.ts";
 
@@ -128,6 +128,7 @@ async function contactsOf(db: Db, projectId: string, page: KeyRow[]): Promise<Co
   if (page.length === 0) return [];
   const position = new Map(page.map((r, i) => [r.id, i]));
   const rows: ContactView[] = await withType(db, contactsByIds(db, page.map((r) => r.id)))
+    .select((eb) => tagsColumn(db, eb as never))
     .where(filterOnlyIn(db)("contacts.project_id"), "=", projectId)
     .execute();
   rows.sort((a, b) => position.get(Number(a.id))! - position.get(Number(b.id))!);

@@ -7,7 +7,7 @@ import { HEAD_LENGTH, termHead } from "./matching.ts";
 import { hasTermIn, projectTermIn, type SearchWord, type TermMatch } from "./search/query.ts";
 import { projectSizeHint } from "./search/project-size.ts";
 import { bitStrength, mayMatchWord } from "./search/term-bits.ts";
-import { withType, type ContactView } from "./repository.ts";
+import { tagsColumn, withType, type ContactView } from "./repository.ts";
 
 export interface ContactFilters {
   emailKey?: string | null;
@@ -112,11 +112,15 @@ const listOrder = (a: { updated_at: string; contact_number: number }, b: { updat
  * loop: with `id IN (…)`, statistics taken while the table was small made SQLite scan every
  * contact rather than look up the page. The backend shapes the lookup (`contactsByIds`,
  * src/storage/port.ts): a CROSS JOIN keeps the list outer in SQLite, `= ANY` on PostgreSQL.
+ * Their tags come in the same statement (`tagsColumn`).
  */
 async function rowsByIds(db: Db, projectId: string, ids: number[]): Promise<ContactView[]> {
   if (ids.length === 0) return [];
   const position = new Map(ids.map((id, i) => [id, i]));
-  const rows: ContactView[] = await withType(db, contactsByIds(db, ids)).where(filterOnlyIn(db)("contacts.project_id"), "=", projectId).execute();
+  const rows: ContactView[] = await withType(db, contactsByIds(db, ids))
+    .select((eb) => tagsColumn(db, eb as never))
+    .where(filterOnlyIn(db)("contacts.project_id"), "=", projectId)
+    .execute();
   return rows.sort((a, b) => position.get(a.id)! - position.get(b.id)!);
 }
 

@@ -1,4 +1,4 @@
-import type { SelectQueryBuilder } from "kysely";
+import type { ExpressionBuilder, SelectQueryBuilder } from "kysely";
 import type { ContactRow, Database, Db, NewContactRow } from "../storage/schema.ts";
 import { jsonArrayFrom } from "../storage/query.ts";
 import { preparedInsert, preparedQuery } from "../storage/prepared.ts";
@@ -20,9 +20,27 @@ export const withType = (db: Db, from: SelectQueryBuilder<Database, "contacts", 
 export type TagsColumn = Array<{ id: string; name: string }> | string;
 
 /**
+ * The tags of the row's contact (`contacts.id`), by name, as a JSON array column: a page's
+ * contacts and their tags in one statement (a second statement for the tags cost more than a
+ * contact row, and on PostgreSQL a round trip and a plan). CROSS JOIN keeps the contact's
+ * tag rows outer in SQLite (statistics cannot turn it round).
+ */
+export const tagsColumn = (db: Db, eb: ExpressionBuilder<Database, "contacts">) =>
+  jsonArrayFrom(
+    db,
+    eb
+      .selectFrom("contact_tags")
+      .crossJoin("tags")
+      .select(["tags.id", "tags.name"])
+      .whereRef("tags.id", "=", "contact_tags.tag_id")
+      .whereRef("contact_tags.contact_id", "=", "contacts.id")
+      .orderBy("tags.name"),
+  ).as("tags");
+
+/**
  * For one contact, in one statement: the type by two scalar subqueries (the join's per-run
  * setup in SQLite cost a point lookup ~4×: 73 → 20 µs, docs/performance.md) and the tags
- * as a JSON array (a second statement cost more than the row itself).
+ * as a JSON array.
  */
 const withTypeOfOne = (db: Db) =>
   db
@@ -31,17 +49,7 @@ const withTypeOfOne = (db: Db) =>
     .select((eb) => [
       eb.selectFrom("contact_types").select("name").whereRef("contact_types.id", "=", "contacts.contact_type_id").as("type_name"),
       eb.selectFrom("contact_types").select("category").whereRef("contact_types.id", "=", "contacts.contact_type_id").as("type_category"),
-      // CROSS JOIN keeps the contact's tag rows outer in SQLite (statistics cannot turn it round).
-      jsonArrayFrom(
-        db,
-        eb
-          .selectFrom("contact_tags")
-          .crossJoin("tags")
-          .select(["tags.id", "tags.name"])
-          .whereRef("tags.id", "=", "contact_tags.tag_id")
-          .whereRef("contact_tags.contact_id", "=", "contacts.id")
-          .orderBy("tags.name"),
-      ).as("tags"),
+      tagsColumn(db, eb),
     ]);
 
 const contactByNumber = preparedQuery<[string, number], ContactView & { tags: TagsColumn }>(2, (db, projectId, contactNumber) =>

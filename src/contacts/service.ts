@@ -202,16 +202,19 @@ export function contactOf(row: ContactView & { tags: TagsColumn }): Contact {
   return mapContact(row, jsonColumn(row.tags));
 }
 
-/** Rows (with their type joined) → API contacts; one more query for the tags of the page. */
-export async function toContacts(db: Db, rows: ContactView[]): Promise<Contact[]> {
-  const tags = await repo.tagsOfContacts(db, rows.map((r) => r.id));
+/**
+ * Rows (with their type joined) → API contacts. Rows read with their tags (`tagsColumn`, a
+ * page read by ids) carry them; the tags of the others are read in one more statement.
+ */
+export async function toContacts(db: Db, rows: Array<ContactView & { tags?: TagsColumn }>): Promise<Contact[]> {
+  const tags = await repo.tagsOfContacts(db, rows.filter((r) => r.tags === undefined).map((r) => r.id));
   const tagsByContact = new Map<number, Array<{ id: string; name: string }>>();
   for (const t of tags) {
     const list = tagsByContact.get(t.contact_id) ?? [];
     list.push({ id: t.id, name: t.name });
     tagsByContact.set(t.contact_id, list);
   }
-  return rows.map((row) => mapContact(row, tagsByContact.get(row.id) ?? []));
+  return rows.map((row) => mapContact(row, row.tags !== undefined ? jsonColumn(row.tags) : (tagsByContact.get(row.id) ?? [])));
 }
 
 function mapContact(row: ContactView, tags: Array<{ id: string; name: string }>): Contact {

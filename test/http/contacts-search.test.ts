@@ -47,6 +47,21 @@ describe("search", () => {
     for (const c of res.json.data) expect(c.lastName).toBe("Marsh");
   });
 
+  test("a page found by search shows each contact as GET /contacts/{contactId} does, its tags by name included", async () => {
+    const tagged = await create({ firstName: "Tagwell", lastName: "Found", tags: ["zeta", "Alpha", "mid"] });
+    const bare = await create({ firstName: "Tagwell", lastName: "Bare" });
+    const res = await server.api("GET", "/contacts", { query: { search: "tagwell" } });
+    expectStatus(res, 200);
+    expect(ids(res)).toEqual([bare.contactId, tagged.contactId]);
+    for (const c of res.json.data) {
+      const one = await server.api("GET", `/contacts/${c.contactId}`);
+      const { duplicateSignal: _, ...contact } = one.json;
+      expect(c).toEqual(contact);
+    }
+    expect(res.json.data[1].tags.map((t: { name: string }) => t.name)).toEqual(["Alpha", "mid", "zeta"]);
+    expect(res.json.data[0].tags).toEqual([]);
+  });
+
   test("search combines with the other filters", async () => {
     const res = await server.api("GET", "/contacts", { query: { search: "marsh", tag: "third", limit: 200 } });
     const expected = created.filter((_, i) => i % 2 === 1 && i % 3 === 0);
