@@ -1,7 +1,7 @@
-import { sql, type RawBuilder } from "kysely";
+import { PostgresAdapter, PostgresDialect, sql, type DialectAdapter, type Kysely, type RawBuilder } from "kysely";
 import { jsonArrayFrom } from "kysely/helpers/postgres";
 import type { Dialect } from "../port.ts";
-import type { Db } from "../schema.ts";
+import type { Database, Db } from "../schema.ts";
 
 /** Driver and server codes of a connection that could not be made or was lost. */
 const CONNECTION_CODES = ["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "ENOTFOUND", "EHOSTUNREACH", "57P01", "57P02", "57P03", "08000", "08003", "08006", "08001", "08004"];
@@ -21,7 +21,10 @@ export async function advisoryLocksUntilCommit(trx: Db, names: string[]): Promis
   await sql`select pg_advisory_xact_lock(hashtextextended(k, 0)) from unnest(${names}::text[]) as k`.execute(trx);
 }
 
-/** `read` on one connection with bitmap scans off, turned back on after, whatever happens (Dialect.inListOrder). */
+/**
+ * `read` on one connection with bitmap scans off, turned back on after, whatever happens
+ * (Dialect.inListOrder): in a transaction, or where the node has no list-order connections.
+ */
 async function withoutBitmapScans<T>(conn: Db, read: (db: Db) => Promise<T>): Promise<T> {
   await sql`set enable_bitmapscan = off`.execute(conn);
   try {
@@ -29,6 +32,31 @@ async function withoutBitmapScans<T>(conn: Db, read: (db: Db) => Promise<T>): Pr
   } finally {
     await sql`reset enable_bitmapscan`.execute(conn);
   }
+}
+
+/** PostgreSQL's adapter, carrying the Kysely of the node's list-order connections (`walksOf`). */
+class AdapterWithWalks extends PostgresAdapter {
+  constructor(readonly walks: Kysely<Database>) {
+    super();
+  }
+}
+
+export class DialectWithWalks extends PostgresDialect {
+  constructor(
+    config: ConstructorParameters<typeof PostgresDialect>[0],
+    private readonly walks: Kysely<Database>,
+  ) {
+    super(config);
+  }
+  override createAdapter(): DialectAdapter {
+    return new AdapterWithWalks(this.walks);
+  }
+}
+
+/** The list-order connections of the database `db` was opened on (open.ts), if it has them. */
+function walksOf(db: Db): Kysely<Database> | undefined {
+  const adapter = db.getExecutor().adapter;
+  return adapter instanceof AdapterWithWalks ? adapter.walks : undefined;
 }
 
 const plainReference = <T>(ref: string): RawBuilder<T> => sql<T>`${sql.ref(ref)}`;
@@ -45,7 +73,13 @@ export const postgresDialect: Dialect = {
   contactsByIds: (db, ids) => db.selectFrom("contacts").where(sql<boolean>`contacts.id = ANY(${ids}::bigint[])`),
   // The node's lease ends with its attempt recorded, so a retry is due at its own time (claims.ts).
   leaseEnd: { lease_until: null, lease_owner: null },
-  inListOrder: (db, read) => (db.isTransaction ? withoutBitmapScans(db, read) : db.connection().execute((conn) => withoutBitmapScans(conn, read))),
+  // Outside a transaction, on the node's list-order connections (bitmap scans off for their
+  // session, open.ts): the walk is its own statement, no SET and RESET around it.
+  inListOrder: (db, read) => {
+    if (db.isTransaction) return withoutBitmapScans(db, read);
+    const walks = walksOf(db);
+    return walks ? read(walks) : db.connection().execute((conn) => withoutBitmapScans(conn, read));
+  },
   /**
    * `VACUUM` of `tables` on a pooled connection (it cannot run in a transaction), index
    * entries included, so dead row versions give up their space (docs/security.md §7).

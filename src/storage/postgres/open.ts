@@ -3,6 +3,7 @@ import pg from "pg";
 import type { Logger } from "../../lib/log.ts";
 import type { Database } from "../schema.ts";
 import { isConnectionError } from "../query.ts";
+import { DialectWithWalks } from "./dialect.ts";
 import { migratePostgres } from "./migrate.ts";
 
 /** How long a starting node waits for an unreachable database (a server still starting, a failover) before giving up. */
@@ -29,15 +30,49 @@ export interface OpenPostgres {
 }
 
 /**
- * Opens a pool of `poolSize` connections to `url` (docs/scaling.md §6), applies pending
- * migrations under the start lock and returns Kysely over it. A connection that breaks
+ * Opens `poolSize` connections' worth of pools to `url` (docs/scaling.md §4, §6), applies
+ * pending migrations under the start lock and returns Kysely over them: the main pool, and
+ * from a pool of 4 up a fifth of the connections for list-order walks (`listOrderPoolSize`). A connection that breaks
  * is dropped by the pool and the next checkout opens a new one; an idle client's error
  * is logged, never thrown (it would end the process).
  */
 export async function openPostgres(url: string, poolSize: number, log?: Logger): Promise<OpenPostgres> {
+  const walks = listOrderPoolSize(poolSize);
+  const lost = (error: Error) => log?.warn("database connection lost; the pool opens a new one", { error: String(error?.message ?? error) });
+  const pool = newPool(url, poolSize - walks, lost);
+  try {
+    await migrateWhenReachable(pool, log);
+  } catch (error) {
+    await pool.end().catch(() => undefined);
+    throw error;
+  }
+  if (walks === 0) {
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    return { db, pool, close: () => db.destroy() };
+  }
+  // The list-order walks' own connections (postgresDialect.inListOrder): bitmap scans off for
+  // their whole session, set once as each opens (its first statement), so a walk is one statement.
+  const walkPool = newPool(url, walks, lost);
+  walkPool.on("connect", (client) => void client.query("SET enable_bitmapscan = off").catch(lost));
+  const walkDb = new Kysely<Database>({ dialect: new PostgresDialect({ pool: walkPool }) });
+  const db = new Kysely<Database>({ dialect: new DialectWithWalks({ pool }, walkDb) });
+  // db.destroy() ends the pool.
+  return { db, pool, close: async () => void (await Promise.all([db.destroy(), walkDb.destroy()])) };
+}
+
+/**
+ * How many of a node's CRM_DB_POOL_SIZE connections serve list-order walks (docs/scaling.md
+ * §4): a fifth, from a pool of 4 up; a smaller pool has none, and each walk turns bitmap scans
+ * off and on around itself on a pooled connection (two more round trips).
+ */
+export function listOrderPoolSize(poolSize: number): number {
+  return poolSize >= 4 ? Math.max(1, Math.round(poolSize / 5)) : 0;
+}
+
+function newPool(url: string, max: number, lost: (error: Error) => void): pg.Pool {
   const pool = new pg.Pool({
     connectionString: url,
-    max: poolSize,
+    max,
     types,
     // A request waits at most this long for a connection before it fails (503), so an
     // unreachable database answers quickly instead of piling requests up.
@@ -45,21 +80,12 @@ export async function openPostgres(url: string, poolSize: number, log?: Logger):
     idleTimeoutMillis: 30_000,
     application_name: "crm",
   });
-  const lost = (error: Error) => log?.warn("database connection lost; the pool opens a new one", { error: String(error?.message ?? error) });
   // The pool listens for errors of idle connections only; one that breaks while checked
   // out (a query or transaction in progress) would emit 'error' with no listener and end
   // the process. Its query fails on its own; the connection is discarded on release.
   pool.on("connect", (client) => client.on("error", lost));
   pool.on("error", lost);
-  try {
-    await migrateWhenReachable(pool, log);
-  } catch (error) {
-    await pool.end().catch(() => undefined);
-    throw error;
-  }
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-  // db.destroy() ends the pool.
-  return { db, pool, close: () => db.destroy() };
+  return pool;
 }
 
 /** Migrates once the database answers: a node started before its database waits up to START_WAIT_MS, then fails with the cause. */
