@@ -186,7 +186,9 @@ describe("the columns of an upload are shown before it runs (docs/import-export.
     const ada = items.find((c: any) => c.firstName === "Ada");
     expect(ada).toMatchObject({ lastName: "Lovelace", email: "ada@example.com", customFields: { [stage]: "hot" }, source: "import" });
     expect(items.map((c: any) => c.contactId).sort()).toEqual(["CR-1", "CR-2", "CR-3", "CR-4"]);
-    expect(JSON.stringify(items)).not.toContain("111");
+    // The skipped Fax column's values are in no field (compared as values: a timestamp's milliseconds may read "111").
+    const values = items.flatMap((c: any) => [...Object.values(c), ...Object.values(c.customFields ?? {})]);
+    expect(values.filter((v) => ["111", "222", "333", "444"].includes(String(v)))).toEqual([]);
     // Started once: its preview and a second start answer 404, and nothing more is imported.
     const again = await admin.post(`${posted.location}/start`, { "col-2": "lastName", "col-4": "skip", "col-5": "skip" });
     expect(again.status).toBe(404);
