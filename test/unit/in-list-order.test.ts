@@ -15,6 +15,7 @@ import type { Database, Db } from "../../src/storage/schema.ts";
 import { inListOrder } from "../../src/storage/query.ts";
 import { listOrderPoolSize, openPostgres, type OpenPostgres } from "../../src/storage/postgres/open.ts";
 import { createTestDatabase, dropTestDatabase } from "../helpers/postgres.ts";
+import { until } from "../helpers/until.ts";
 
 let url: string;
 let db: Kysely<Database>;
@@ -102,6 +103,36 @@ describe("a node's list-order connections", () => {
       expect(walked).toEqual(["off", 0]);
       expect(await bitmapScans(trx)).toBe("on");
     });
+  });
+
+  test("with its list-order connection busy, a walk runs at once on a main-pool connection (SET and RESET around it) instead of waiting", async () => {
+    const { db } = await open(5); // one list-order connection, four in the main pool
+    const holder = new pg.Client({ connectionString: url, application_name: "crm-test-hold" });
+    await holder.connect();
+    try {
+      await holder.query("SELECT pg_advisory_lock(4242)");
+      // The first walk blocks on the lock: the one list-order connection stays checked out.
+      let firstDone = false;
+      const first = inListOrder(db, (d) => sql`select pg_advisory_xact_lock_shared(4242)`.execute(d)).then(() => (firstDone = true));
+      await until(
+        async () => {
+          const { rows } = await holder.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE query = 'select pg_advisory_xact_lock_shared(4242)' AND wait_event_type = 'Lock'");
+          return rows[0].n === 1;
+        },
+        { what: "the first walk to wait on the lock" },
+      );
+      // Without the fallback this walk would wait for the list-order connection, held until the lock is released.
+      expect(await inListOrder(db, bitmapScans)).toBe("off");
+      expect(firstDone).toBe(false);
+      // Its main-pool connection has bitmap scans on again: every one of the four answers "on".
+      const outside = await Promise.all(Array.from({ length: 8 }, () => bitmapScans(db)));
+      expect(new Set(outside)).toEqual(new Set(["on"]));
+      await holder.query("SELECT pg_advisory_unlock(4242)");
+      await first;
+      expect(firstDone).toBe(true);
+    } finally {
+      await holder.end();
+    }
   });
 
   test("the node keeps to its pool size: walks and other reads at once open at most CRM_DB_POOL_SIZE connections", async () => {

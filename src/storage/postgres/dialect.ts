@@ -34,9 +34,15 @@ async function withoutBitmapScans<T>(conn: Db, read: (db: Db) => Promise<T>): Pr
   }
 }
 
-/** PostgreSQL's adapter, carrying the Kysely of the node's list-order connections (`walksOf`). */
+/** A node's list-order connections (open.ts): their Kysely, and whether one is free or may still be opened. */
+export interface Walks {
+  db: Kysely<Database>;
+  hasRoom(): boolean;
+}
+
+/** PostgreSQL's adapter, carrying the node's list-order connections (`walksOf`). */
 class AdapterWithWalks extends PostgresAdapter {
-  constructor(readonly walks: Kysely<Database>) {
+  constructor(readonly walks: Walks) {
     super();
   }
 }
@@ -44,7 +50,7 @@ class AdapterWithWalks extends PostgresAdapter {
 export class DialectWithWalks extends PostgresDialect {
   constructor(
     config: ConstructorParameters<typeof PostgresDialect>[0],
-    private readonly walks: Kysely<Database>,
+    private readonly walks: Walks,
   ) {
     super(config);
   }
@@ -54,7 +60,7 @@ export class DialectWithWalks extends PostgresDialect {
 }
 
 /** The list-order connections of the database `db` was opened on (open.ts), if it has them. */
-function walksOf(db: Db): Kysely<Database> | undefined {
+function walksOf(db: Db): Walks | undefined {
   const adapter = db.getExecutor().adapter;
   return adapter instanceof AdapterWithWalks ? adapter.walks : undefined;
 }
@@ -74,11 +80,14 @@ export const postgresDialect: Dialect = {
   // The node's lease ends with its attempt recorded, so a retry is due at its own time (claims.ts).
   leaseEnd: { lease_until: null, lease_owner: null },
   // Outside a transaction, on the node's list-order connections (bitmap scans off for their
-  // session, open.ts): the walk is its own statement, no SET and RESET around it.
+  // session, open.ts): the walk is its own statement, no SET and RESET around it. When they are
+  // all busy, on a main-pool connection with SET and RESET: walks never queue on a fifth of the
+  // pool while the rest is idle (docs/scaling.md §4). A caller holding a connection pinned by
+  // `db.connection()` must not call this: the walk would run on another connection (none does).
   inListOrder: (db, read) => {
     if (db.isTransaction) return withoutBitmapScans(db, read);
     const walks = walksOf(db);
-    return walks ? read(walks) : db.connection().execute((conn) => withoutBitmapScans(conn, read));
+    return walks?.hasRoom() ? read(walks.db) : db.connection().execute((conn) => withoutBitmapScans(conn, read));
   },
   /**
    * `VACUUM` of `tables` on a pooled connection (it cannot run in a transaction), index

@@ -39,7 +39,7 @@ export interface OpenPostgres {
 export async function openPostgres(url: string, poolSize: number, log?: Logger): Promise<OpenPostgres> {
   const walks = listOrderPoolSize(poolSize);
   const lost = (error: Error) => log?.warn("database connection lost; the pool opens a new one", { error: String(error?.message ?? error) });
-  const pool = newPool(url, poolSize - walks, lost);
+  const pool = newPool(url, poolSize - walks, { lost });
   try {
     await migrateWhenReachable(pool, log);
   } catch (error) {
@@ -51,11 +51,15 @@ export async function openPostgres(url: string, poolSize: number, log?: Logger):
     return { db, pool, close: () => db.destroy() };
   }
   // The list-order walks' own connections (postgresDialect.inListOrder): bitmap scans off for
-  // their whole session, set once as each opens (its first statement), so a walk is one statement.
-  const walkPool = newPool(url, walks, lost);
-  walkPool.on("connect", (client) => void client.query("SET enable_bitmapscan = off").catch(lost));
+  // their whole session, set once as each opens, so a walk is one statement. The pool hands a
+  // connection out only once its SET succeeded; one whose SET failed is ended, never used.
+  // (Not a startup `options` parameter: PgBouncer refuses those by default.)
+  const walkPool = newPool(url, walks, { lost, onConnect: async (client) => void (await client.query("SET enable_bitmapscan = off")) });
   const walkDb = new Kysely<Database>({ dialect: new PostgresDialect({ pool: walkPool }) });
-  const db = new Kysely<Database>({ dialect: new DialectWithWalks({ pool }, walkDb) });
+  // Full (every connection checked out, as many as it may open), a walk takes a main-pool
+  // connection instead, with SET and RESET around it, rather than queue behind other walks.
+  const hasRoom = () => walkPool.idleCount > 0 || walkPool.totalCount < walks;
+  const db = new Kysely<Database>({ dialect: new DialectWithWalks({ pool }, { db: walkDb, hasRoom }) });
   // db.destroy() ends the pool.
   return { db, pool, close: async () => void (await Promise.all([db.destroy(), walkDb.destroy()])) };
 }
@@ -69,8 +73,16 @@ export function listOrderPoolSize(poolSize: number): number {
   return poolSize >= 4 ? Math.max(1, Math.round(poolSize / 5)) : 0;
 }
 
-function newPool(url: string, max: number, lost: (error: Error) => void): pg.Pool {
+interface PoolHooks {
+  lost: (error: Error) => void;
+  /** Run on each new connection before the pool hands it out; a rejection ends it (pg-pool's onConnect). */
+  onConnect?: (client: pg.PoolClient) => Promise<void>;
+}
+
+function newPool(url: string, max: number, { lost, onConnect }: PoolHooks): pg.Pool {
   const pool = new pg.Pool({
+    // Typed as returning void in @types/pg; pg-pool awaits the promise.
+    onConnect: onConnect as ((client: pg.ClientBase) => void) | undefined,
     connectionString: url,
     max,
     types,
