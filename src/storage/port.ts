@@ -227,6 +227,7 @@ export interface Dialect {
    * bitmap scans off on its connection meanwhile: a filter on the walked group
    * (`substr(term, …) = …`) is estimated at 0.5 % of it, so the planner read the whole group
    * through a bitmap and sorted it (242 ms for "jord" at 1 M contacts, against 0.4 ms).
+   * `read` sends its statements one after another (a walk holds one connection at a time).
    */
   inListOrder<T>(db: Db, read: (db: Db) => Promise<T>): Promise<T>;
   /** Leases: the columns that end this node's claim on a delivery when its attempt is recorded (none on SQLite). */

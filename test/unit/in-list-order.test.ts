@@ -105,48 +105,49 @@ describe("a node's list-order connections", () => {
     });
   });
 
-  test("with its list-order connection busy, a walk runs at once on a main-pool connection (SET and RESET around it) instead of waiting", async () => {
+  test("with its list-order connection taken, walks started at once run at once on main-pool connections (SET and RESET around each), none waits", async () => {
     const { db } = await open(5); // one list-order connection, four in the main pool
     const holder = new pg.Client({ connectionString: url, application_name: "crm-test-hold" });
     await holder.connect();
+    const blocked = async () =>
+      (
+        await holder.query(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND query = 'select pg_advisory_xact_lock_shared(4242)' AND wait_event_type = 'Lock'",
+        )
+      ).rows[0].n;
     try {
       await holder.query("SELECT pg_advisory_lock(4242)");
-      // The first walk blocks on the lock: the one list-order connection stays checked out.
-      let firstDone = false;
-      const first = inListOrder(db, (d) => sql`select pg_advisory_xact_lock_shared(4242)`.execute(d)).then(() => (firstDone = true));
-      await until(
-        async () => {
-          const { rows } = await holder.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE query = 'select pg_advisory_xact_lock_shared(4242)' AND wait_event_type = 'Lock'");
-          return rows[0].n === 1;
-        },
-        { what: "the first walk to wait on the lock" },
-      );
-      // Without the fallback this walk would wait for the list-order connection, held until the lock is released.
+      // Three walks started in one tick block on the lock: one on the list-order connection, two on the main pool.
+      let released = false;
+      const waiting = Promise.all(Array.from({ length: 3 }, () => inListOrder(db, (d) => sql`select pg_advisory_xact_lock_shared(4242)`.execute(d)))).then(() => released);
+      await until(async () => (await blocked()) === 3, { what: "three walks waiting on the lock at once" });
+      // Another walk runs now, beside them.
       expect(await inListOrder(db, bitmapScans)).toBe("off");
-      expect(firstDone).toBe(false);
-      // Its main-pool connection has bitmap scans on again: every one of the four answers "on".
+      released = true; // before the unlock is sent: no walk can end before it
+      await holder.query("SELECT pg_advisory_unlock(4242)");
+      expect(await waiting).toBe(true);
+      // Every main-pool connection has bitmap scans on again.
       const outside = await Promise.all(Array.from({ length: 8 }, () => bitmapScans(db)));
       expect(new Set(outside)).toEqual(new Set(["on"]));
-      await holder.query("SELECT pg_advisory_unlock(4242)");
-      await first;
-      expect(firstDone).toBe(true);
     } finally {
       await holder.end();
     }
   });
 
   test("the node keeps to its pool size: walks and other reads at once open at most CRM_DB_POOL_SIZE connections", async () => {
-    for (const earlier of opened.splice(0)) await earlier.close(); // only this node's connections are counted
-    const { db } = await open(5);
+    for (const earlier of opened.splice(0)) await earlier.close();
     const watcher = new pg.Client({ connectionString: url, application_name: "crm-test-watch" });
     await watcher.connect();
+    const crmConnections = async () => (await watcher.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'crm'")).rows[0].n as number;
+    // Only this node's connections are counted: a closed pool's sockets may still be closing.
+    await until(async () => (await crmConnections()) === 0, { what: "the earlier nodes' connections to close" });
+    const { db } = await open(5);
     try {
       let most = 0;
       let busy = true;
       const watching = (async () => {
         while (busy) {
-          const { rows } = await watcher.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'crm'");
-          most = Math.max(most, rows[0].n);
+          most = Math.max(most, await crmConnections());
           await new Promise((resolve) => setTimeout(resolve, 5));
         }
       })();

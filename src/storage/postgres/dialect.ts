@@ -34,10 +34,12 @@ async function withoutBitmapScans<T>(conn: Db, read: (db: Db) => Promise<T>): Pr
   }
 }
 
-/** A node's list-order connections (open.ts): their Kysely, and whether one is free or may still be opened. */
+/** A node's list-order connections (open.ts): their Kysely, and a slot per connection that a walk takes while it runs. */
 export interface Walks {
   db: Kysely<Database>;
-  hasRoom(): boolean;
+  /** Takes a slot when one is free (false: every list-order connection has its walk). */
+  take(): boolean;
+  release(): void;
 }
 
 /** PostgreSQL's adapter, carrying the node's list-order connections (`walksOf`). */
@@ -80,14 +82,19 @@ export const postgresDialect: Dialect = {
   // The node's lease ends with its attempt recorded, so a retry is due at its own time (claims.ts).
   leaseEnd: { lease_until: null, lease_owner: null },
   // Outside a transaction, on the node's list-order connections (bitmap scans off for their
-  // session, open.ts): the walk is its own statement, no SET and RESET around it. When they are
-  // all busy, on a main-pool connection with SET and RESET: walks never queue on a fifth of the
+  // session, open.ts): the walk is its own statement, no SET and RESET around it. When each has
+  // its walk, on a main-pool connection with SET and RESET: walks never queue on a fifth of the
   // pool while the rest is idle (docs/scaling.md §4). A caller holding a connection pinned by
   // `db.connection()` must not call this: the walk would run on another connection (none does).
-  inListOrder: (db, read) => {
+  inListOrder: async (db, read) => {
     if (db.isTransaction) return withoutBitmapScans(db, read);
     const walks = walksOf(db);
-    return walks?.hasRoom() ? read(walks.db) : db.connection().execute((conn) => withoutBitmapScans(conn, read));
+    if (!walks?.take()) return db.connection().execute((conn) => withoutBitmapScans(conn, read));
+    try {
+      return await read(walks.db);
+    } finally {
+      walks.release();
+    }
   },
   /**
    * `VACUUM` of `tables` on a pooled connection (it cannot run in a transaction), index

@@ -56,10 +56,20 @@ export async function openPostgres(url: string, poolSize: number, log?: Logger):
   // (Not a startup `options` parameter: PgBouncer refuses those by default.)
   const walkPool = newPool(url, walks, { lost, onConnect: async (client) => void (await client.query("SET enable_bitmapscan = off")) });
   const walkDb = new Kysely<Database>({ dialect: new PostgresDialect({ pool: walkPool }) });
-  // Full (every connection checked out, as many as it may open), a walk takes a main-pool
-  // connection instead, with SET and RESET around it, rather than queue behind other walks.
-  const hasRoom = () => walkPool.idleCount > 0 || walkPool.totalCount < walks;
-  const db = new Kysely<Database>({ dialect: new DialectWithWalks({ pool }, { db: walkDb, hasRoom }) });
+  // At most one walk a connection (a walk's statements run one after another), counted as it
+  // starts: a walk never waits for a list-order connection. Past that, it takes a main-pool
+  // connection instead, with SET and RESET around it (dialect.ts).
+  let walking = 0;
+  const slots = {
+    db: walkDb,
+    take() {
+      if (walking >= walks) return false;
+      walking++;
+      return true;
+    },
+    release: () => void walking--,
+  };
+  const db = new Kysely<Database>({ dialect: new DialectWithWalks({ pool }, slots) });
   // db.destroy() ends the pool.
   return { db, pool, close: async () => void (await Promise.all([db.destroy(), walkDb.destroy()])) };
 }
@@ -76,7 +86,7 @@ export function listOrderPoolSize(poolSize: number): number {
 interface PoolHooks {
   lost: (error: Error) => void;
   /** Run on each new connection before the pool hands it out; a rejection ends it (pg-pool's onConnect). */
-  onConnect?: (client: pg.PoolClient) => Promise<void>;
+  onConnect?: (client: pg.ClientBase) => Promise<void>;
 }
 
 function newPool(url: string, max: number, { lost, onConnect }: PoolHooks): pg.Pool {
