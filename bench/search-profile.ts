@@ -5,14 +5,16 @@
  * bench/harness/seed/search-people.ts, the time of resolving the words, of the page of ids
  * and of the contacts' answer, and the statements run, per query; `--verbose` lists the
  * slowest query's statements, `--explain` also its slowest statement's plan as run. A SQLite
- * file is opened read-only; on PostgreSQL only SELECTs are sent.
+ * file is opened read-only; on PostgreSQL only SELECTs are sent. `--slowest=N` lists the N
+ * slowest queries of each kind with each statement's time (where the tail comes from);
+ * `--no-pairs` leaves the pair terms out of the drivers (the build before them, on the same data).
  */
 import { Kysely, PostgresDialect, sql, type LogEvent } from "kysely";
 import { BunSqliteDialect } from "kysely-bun-sqlite";
 import { Database as Sqlite } from "bun:sqlite";
 import pg from "pg";
 import type { Database } from "../src/storage/schema.ts";
-import { listContactRows } from "../src/contacts/list-query.ts";
+import { listContactRows, pairTermsDrive } from "../src/contacts/list-query.ts";
 import { resolveSearch } from "../src/contacts/search/query.ts";
 import { relevanceRows } from "../src/contacts/search/relevance.ts";
 import { toContacts } from "../src/contacts/service.ts";
@@ -27,6 +29,8 @@ const EXPLAIN = process.argv.includes("--explain");
 const VERBOSE = EXPLAIN || process.argv.includes("--verbose");
 const POSTGRES = path.startsWith("postgres");
 const COUNT = Number(process.env.PROFILE_QUERIES ?? 100);
+if (process.argv.includes("--no-pairs")) pairTermsDrive.enabled = false;
+const SLOWEST = Number(process.argv.find((a) => a.startsWith("--slowest="))?.split("=")[1] ?? 0);
 let statements: Array<{ sql: string; parameters: readonly unknown[]; ms: number }> = [];
 const log = (e: LogEvent) => void statements.push({ sql: e.query.sql, parameters: e.query.parameters, ms: e.queryDurationMillis });
 const db = new Kysely<Database>({
@@ -44,6 +48,7 @@ for (const kind of KINDS.filter((k) => !wanted.length || wanted.includes(k)) as 
   const total: number[] = [];
   const parts = { resolve: [] as number[], ids: [] as number[], answer: [] as number[], statements: [] as number[] };
   let slowest = { ms: 0, q: "", statements: [] as typeof statements };
+  const timed: Array<{ ms: number; q: string; statements: typeof statements }> = [];
   for (let round = 0; round < 2; round++) {
     for (const q of qs[kind]) {
       statements = [];
@@ -63,10 +68,14 @@ for (const kind of KINDS.filter((k) => !wanted.length || wanted.includes(k)) as 
       parts.answer.push(t3 - t2);
       parts.statements.push(statements.length);
       if (t3 - t0 > slowest.ms) slowest = { ms: t3 - t0, q, statements };
+      timed.push({ ms: t3 - t0, q, statements });
     }
   }
   const f = (xs: number[]) => `${percentile(xs, 50).toFixed(2)}/${percentile(xs, 95).toFixed(2)}`;
   console.log(`${kind.padEnd(14)} total p50/p95 ${f(total)} ms · resolve ${f(parts.resolve)} · ids ${f(parts.ids)} · answer ${f(parts.answer)} · statements p95 ${percentile(parts.statements, 95)}`);
+  for (const t of timed.sort((a, b) => b.ms - a.ms).slice(0, SLOWEST)) {
+    console.log(`  ${t.ms.toFixed(2)} ms ${JSON.stringify(t.q)}: ${t.statements.map((s) => `${s.ms.toFixed(2)} ${/count\(/.test(s.sql) ? "count" : s.sql.slice(0, 12)} ${s.parameters.filter((v) => String(v).length < 20).join(",")}`).join(" | ")}`);
+  }
   if (VERBOSE) {
     console.log(`  slowest ${JSON.stringify(slowest.q)} ${slowest.ms.toFixed(2)} ms:`);
     for (const s of slowest.statements) console.log(`    ${s.ms.toFixed(2)} ms  ${s.sql.replace(/\s+/g, " ").slice(0, 400)}`);

@@ -5,6 +5,7 @@ import type { FilterOnly } from "../storage/port.ts";
 import { contactsByIds, filterOnlyIn, inListOrder } from "../storage/query.ts";
 import { HEAD_LENGTH, termHead } from "./matching.ts";
 import { hasTermIn, projectTermIn, type SearchWord, type TermMatch } from "./search/query.ts";
+import { PAIR_ANY, pairHeadOf, pairTerm } from "./search/pair-terms.ts";
 import { projectSizeHint } from "./search/project-size.ts";
 import { bitStrength, mayMatchWord } from "./search/term-bits.ts";
 import { tagsColumn, withType, type ContactView } from "./repository.ts";
@@ -35,6 +36,8 @@ const DENSE_PREFIX = 2000;
  * (docs/performance.md). (Tests lower them, to reach these paths on a small project.)
  */
 export const sortedRangeLimits = { sortedMax: 16_000, weakSortedMax: 16_000 };
+/** Two words drive by their pair term while its range is under the cap (src/contacts/search/pair-terms.ts); tests turn it off to reach the paths a dense pair takes. */
+export const pairTermsDrive = { enabled: true };
 
 /**
  * One page of GET /contacts (docs/api.md §11), `limit + 1` rows, newest update first. One
@@ -299,12 +302,16 @@ async function searchDriver(db: Db, projectId: string, words: SearchWord[], want
     return q.where(sql<string>`substr(t.term, 1, ${length})`, "=", match.term) as unknown as DriverQuery;
   };
   const walked = (...matches: TermMatch[]): Driver => ({ arms: matches.map(walk), ordered: true, termRows: true });
+  const sorted = (word: SearchWord): Driver => ({ arms: [(d: Db) => range(d, word) as unknown as DriverQuery], ordered: false, termRows: true });
   const merges = (word: SearchWord) => word.matches.length > 1 && word.matches.every((m) => [...m.term].length >= HEAD_LENGTH);
   const loneMatch = words.length === 1 ? walkable(words[0]!) : null;
   const lone = loneMatch !== null || (words.length === 1 && merges(words[0]!));
   if (loneMatch?.prefix && [...loneMatch.term].length === HEAD_LENGTH) return { driver: walked(loneMatch), rest: [] };
   // Sorting `cap` rows costs about what walking `wanted × contacts / cap` candidates does.
   const cap = Math.max(DENSE_PREFIX, Math.round(Math.sqrt(wanted * (await projectSizeHint(db, projectId)))));
+  // Two words of different heads: the contacts with both heads (their pair term) are few; every word is tested on them.
+  const pair = pairTermsDrive.enabled ? pairOf(words) : null;
+  if (pair && (await countUpTo(db, range(db, pair), cap)) < cap) return { driver: sorted(pair), rest: words };
   const counts = await Promise.all(
     words.map(async (word, i) => {
       // A walkable word (or one whose walks merge) walks once past 2,000 (of several words, unless
@@ -318,7 +325,6 @@ async function searchDriver(db: Db, projectId: string, words: SearchWord[], want
   // Rarest first; among words past the cap, a walkable one, the longest (a longer prefix matches fewer).
   const rank = (c: { length: number; match: TermMatch | null }) => (c.match?.prefix && c.length === HEAD_LENGTH ? 1000 : c.length);
   counts.sort((a, b) => (a.n !== b.n ? a.n - b.n : rank(b) - rank(a) || a.i - b.i));
-  const sorted = (word: SearchWord): Driver => ({ arms: [(d: Db) => range(d, word) as unknown as DriverQuery], ordered: false, termRows: true });
   const others = (word: SearchWord) => words.filter((w) => w !== word);
   // Several words, each other word tested by its bits on the row read (src/contacts/search/term-bits.ts):
   // sorting a word's whole range costs little more than reading it (most rows fail the bits), while a
@@ -359,6 +365,16 @@ async function searchDriver(db: Db, projectId: string, words: SearchWord[], want
   if (best.n >= DENSE_PREFIX && merges(best.word)) return { driver: walked(...best.word.matches), rest };
   if (best.n >= cap) return { driver: null, rest: words };
   return { driver: sorted(best.word), rest };
+}
+
+/**
+ * The pair terms that find every contact with two of `words` (the first two whose heads a
+ * pair can find and differ), as one word matching them (src/contacts/search/pair-terms.ts).
+ */
+function pairOf(words: SearchWord[]): SearchWord | null {
+  const heads = [...new Set(words.map((w) => pairHeadOf(w.matches)).filter((h): h is string => h !== null))];
+  if (heads.length < 2) return null;
+  return { matches: [{ term: pairTerm(heads[0]!, heads[1]!), prefix: false }, { term: PAIR_ANY, prefix: false }], exact: [] };
 }
 
 /** Every term `other` matches starts with a prefix `word` matches: a contact with `other` has `word`. */

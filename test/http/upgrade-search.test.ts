@@ -49,8 +49,8 @@ async function backToPreviousLevel(db: SideDatabase): Promise<void> {
   // Migrations after the folding that leave search alone stay applied (PostgreSQL's rate-limit take function).
   const undone = list.slice(folding).map((m) => m.name).filter((name) => !NOT_SEARCH.has(name));
   // Only the term table's changes follow the folding (its bits, then their second hash; on
-  // PostgreSQL its primary key's carried columns): it goes back to its earlier shape (db/0004, db/postgres/0001).
-  expect(undone.slice(1).every((name) => /_search_term_(bits|ranges|bits_second_hash)$/.test(name))).toBe(true);
+  // PostgreSQL its primary key's carried columns; the pair terms' rows): it goes back to its earlier shape (db/0004, db/postgres/0001).
+  expect(undone.slice(1).every((name) => /_search_(term_(bits|ranges|bits_second_hash)|pair_terms)$/.test(name))).toBe(true);
   if (undone.length > 1) await db.run(db.backend === "postgres" ? TERMS_BEFORE_BITS_POSTGRES : TERMS_BEFORE_BITS_SQLITE);
   const contacts = await db.all<{ id: number; project_id: string; contact_number: number; updated_at: string; first_name: string | null; last_name: string | null; business_name: string | null; email: string | null }>(
     `SELECT id, project_id, contact_number, updated_at, first_name, last_name, business_name, email FROM contacts AS c

@@ -1,7 +1,11 @@
 import { describe, expect, test } from "bun:test";
 import { emailKey, HEAD_LENGTH, phoneKey, prefixEnd, termHead } from "../../src/contacts/matching.ts";
 import { parseSearch } from "../../src/contacts/search/query.ts";
-import { searchTerms } from "../../src/contacts/search/terms.ts";
+import { PAIR } from "../../src/contacts/search/pair-terms.ts";
+import { searchTerms, type SearchableFields } from "../../src/contacts/search/terms.ts";
+
+/** The terms made of the text (pair terms, made of these, are test/unit/search-terms.test.ts's). */
+const textTerms = (fields: SearchableFields) => searchTerms(fields).filter((t) => !t.startsWith(PAIR));
 
 const texts = (search: string) => parseSearch(search).map((w) => (w.kind === "text" ? w.text : `#${w.digits}`));
 
@@ -27,7 +31,7 @@ describe("matching keys (docs/api.md §11)", () => {
 });
 
 describe("search terms (docs/api.md §11.6, §3)", () => {
-  const terms = searchTerms({
+  const terms = textTerms({
     firstName: "Mary-Jane",
     lastName: "van Dyke",
     businessName: null,
@@ -81,39 +85,39 @@ describe("search terms and tokens (docs/api.md §11.6, §3)", () => {
   const base = { firstName: null, lastName: null, businessName: null, email: null, phoneKey: null, contactId: "CR-1" };
 
   test("a contact with only a contactId has that one term", () => {
-    expect(searchTerms(base)).toEqual(["cr-1"]);
+    expect(textTerms(base)).toEqual(["cr-1"]);
   });
 
   test("first, last and business names each give their words, lower-cased, once each, and each token without its punctuation", () => {
-    const terms = searchTerms({ ...base, firstName: "Ann Ann", lastName: "O'Neil", businessName: "ACME, Inc." });
+    const terms = textTerms({ ...base, firstName: "Ann Ann", lastName: "O'Neil", businessName: "ACME, Inc." });
     expect(terms.sort()).toEqual(["acme", "acme,", "ann", "cr-1", "inc", "inc.", "neil", "o", "o'neil", "oneil"].sort());
   });
 
   test("spaces around or between the words of a name give no empty term", () => {
-    const terms = searchTerms({ ...base, firstName: "  Ann  ", lastName: "\tvan  Dyke ", businessName: " - " });
+    const terms = textTerms({ ...base, firstName: "  Ann  ", lastName: "\tvan  Dyke ", businessName: " - " });
     expect(terms).not.toContain("");
     expect(terms.sort()).toEqual(["-", "ann", "cr-1", "dyke", "van"]);
   });
 
   test("names split at every kind of space, letters and digits of any script stay in words, accents are folded", () => {
-    const terms = searchTerms({ ...base, firstName: "Zoë\u00a0Müller", lastName: "Nguyễn 42nd", businessName: "東京 Café" });
+    const terms = textTerms({ ...base, firstName: "Zoë\u00a0Müller", lastName: "Nguyễn 42nd", businessName: "東京 Café" });
     expect(terms).toEqual(expect.arrayContaining(["zoe", "muller", "nguyen", "42nd", "東京", "cafe"]));
   });
 
   test("the email gives its whole, its local part, its domain, the domain's endings and labels, trimmed and lower-cased", () => {
-    const terms = searchTerms({ ...base, email: "  Mary.Jane@Example.COM " });
+    const terms = textTerms({ ...base, email: "  Mary.Jane@Example.COM " });
     expect(terms.sort()).toEqual(["com", "cr-1", "example", "example.com", "mary.jane", "mary.jane@example.com"]);
   });
 
   test("a term is at most 255 characters (the index's bound)", () => {
     const long = "x".repeat(300);
-    const terms = searchTerms({ ...base, firstName: long, email: `${long}@example.com` });
+    const terms = textTerms({ ...base, firstName: long, email: `${long}@example.com` });
     expect(terms.every((t) => t.length <= 255)).toBe(true);
     expect(terms).toContain("x".repeat(255));
   });
 
   test("terms are well-formed: a lone surrogate becomes U+FFFD, so two names differing there cannot collide", () => {
-    const terms = searchTerms({ ...base, firstName: "a\ud800b" });
+    const terms = textTerms({ ...base, firstName: "a\ud800b" });
     expect(terms).toContain("a\ufffdb");
     expect(terms.every((t) => t.isWellFormed())).toBe(true);
   });

@@ -6,6 +6,7 @@
 import { describe, expect, test } from "bun:test";
 import { parseSearch } from "../../src/contacts/search/query.ts";
 import { PHONE_FORWARD, PHONE_REVERSED, foldSearch, isTypoWord, phoneTerms, searchTerms, typoKeysOf, withinOneEdit } from "../../src/contacts/search/terms.ts";
+import { PAIR, PAIR_ANY, PAIR_MAX_HEADS, pairHeadOf, pairTerm, pairTermsOf } from "../../src/contacts/search/pair-terms.ts";
 
 describe("phone terms (docs/api.md §11.6 rule 4)", () => {
   test("a US number: E.164 digits and the national number forward, E.164 digits reversed", () => {
@@ -94,5 +95,37 @@ describe("reading a search (docs/api.md §11.6 rules 1, 3, 4)", () => {
 
   test("folding: accents, ß, ø, ł, curly apostrophes, zero-width characters", () => {
     expect(foldSearch("José Müller Łukasz Straße Søren O’Brien\u200b")).toBe("jose muller lukasz strasse soren o'brien");
+  });
+});
+
+describe("pair terms (src/contacts/search/pair-terms.ts)", () => {
+  const ada = { firstName: "Ada", lastName: "Lovelace", businessName: null, email: "ada@analytical.engine", phoneKey: "+14155550123", contactId: "CR-17" };
+
+  test("a contact has one pair term for each two different heads of its text terms, the phone's and the contactId's left out", () => {
+    const terms = searchTerms(ada);
+    const pairs = terms.filter((t) => t.startsWith(PAIR));
+    const heads = ["ada", "lov", "ana", "eng"].sort();
+    const want = heads.flatMap((a, i) => heads.slice(i + 1).map((b) => pairTerm(a, b)));
+    expect(pairs.sort()).toEqual(want.sort());
+    expect(pairs.some((p) => p.includes("cr-") || /[\u0001\u0002]/.test(p) || /\d/.test(p))).toBe(false);
+    expect(pairTerm("lov", "ada")).toBe(pairTerm("ada", "lov"));
+  });
+
+  test("more heads than PAIR_MAX_HEADS give the one many-heads term; terms shorter than a head give none", () => {
+    const business = "Alpha Bravo Charlie Delta Echo Foxtrot Golf Hotel India Juliet Kilo Lima Mike";
+    expect(pairTermsOf(searchTerms({ ...ada, businessName: business }).filter((t) => !t.startsWith(PAIR)))).toEqual([PAIR_ANY]);
+    expect(PAIR_MAX_HEADS).toBe(12);
+    expect(pairTermsOf(["jo", "li", "ab"])).toEqual([]);
+    expect(pairTermsOf(["jon", "lim"])).toEqual([pairTerm("jon", "lim")]);
+  });
+
+  test("a word drives through a pair only as text of a head's length or more that cannot find a phone or a contactId", () => {
+    expect(pairHeadOf([{ term: "lovel" }])).toBe("lov");
+    expect(pairHeadOf([{ term: "ada" }])).toBe("ada");
+    expect(pairHeadOf([{ term: "ad" }])).toBeNull();
+    expect(pairHeadOf([{ term: "cr-1" }])).toBeNull();
+    expect(pairHeadOf([{ term: "cr-" }])).toBeNull();
+    expect(pairHeadOf([{ term: "\u00014155" }])).toBeNull();
+    expect(pairHeadOf([{ term: "mark" }, { term: "marsh" }])).toBeNull();
   });
 });

@@ -44,7 +44,8 @@ describe("migration 0016 on a database at the level of 0015", () => {
   }
   raw.exec("COMMIT");
   const before = raw.all<{ n: number }>("SELECT count(*) AS n FROM contact_search_terms")[0]!.n;
-  const applied = migrate(raw);
+  // Through this step and no further (later migrations have their own tests).
+  const applied = migrate(raw, migrations.slice(0, BEFORE.length + 1));
 
   test("applies 0016, recorded, and keeps every row", () => {
     expect(applied).toEqual([STEP]);

@@ -1,5 +1,6 @@
 import { sql, type RawBuilder, type SqlBool } from "kysely";
 import type { SearchWord, TermMatch } from "./query.ts";
+import { PAIR } from "./pair-terms.ts";
 import { PHONE_FORWARD, PHONE_REVERSED } from "./terms.ts";
 
 /**
@@ -62,10 +63,10 @@ function columnsOf(positions: Iterable<number>): TermBits {
 
 /**
  * Terms left out of the bits: the phone's (four a contact, they would fill a third of the
- * bits) and the contactId. Such words usually drive a search themselves; as another word
+ * bits), the contactId and the pair terms (src/contacts/search/pair-terms.ts: made of the others). Such words usually drive a search themselves; as another word
  * they are checked against the terms (`untested`).
  */
-const leftOut = (term: string) => term.startsWith(PHONE_FORWARD) || term.startsWith(PHONE_REVERSED) || /^cr-\d+$/.test(term);
+const leftOut = (term: string) => term.startsWith(PHONE_FORWARD) || term.startsWith(PHONE_REVERSED) || term.startsWith(PAIR) || /^cr-\d+$/.test(term);
 /** A match that could find a term left out (a prefix of one): its bits cannot rule a contact out. */
 const untested = (term: string) => term.startsWith(PHONE_FORWARD) || term.startsWith(PHONE_REVERSED) || /^cr-\d*$/.test(term);
 

@@ -1,5 +1,6 @@
 import { parsePhoneNumberFromString } from "libphonenumber-js";
 import { foldCase } from "../../lib/fold.ts";
+import { pairTermsOf } from "./pair-terms.ts";
 
 /**
  * The search terms of a contact (docs/api.md §11.6): what `search` matches a prefix of,
@@ -12,7 +13,8 @@ import { foldCase } from "../../lib/fold.ts";
  * - the contactId (`cr-17`);
  * - the phone, under markers no folded text starts with: `PHONE_FORWARD` before its E.164
  *   digits and its national number as dialled (with the trunk prefix and without), and
- *   `PHONE_REVERSED` before its E.164 digits reversed, so "ends with" is a prefix too.
+ *   `PHONE_REVERSED` before its E.164 digits reversed, so "ends with" is a prefix too;
+ * - a pair term for every two of the heads of the terms above (src/contacts/search/pair-terms.ts).
  */
 export interface SearchableFields {
   firstName: string | null;
@@ -54,7 +56,8 @@ export function searchTerms(fields: SearchableFields): string[] {
   terms.add(foldSearch(fields.contactId));
   for (const term of phoneTerms(fields.phoneKey)) terms.add(term);
   terms.delete("");
-  return [...new Set([...terms].map((t) => [...t].slice(0, TERM_MAX).join("")))];
+  const made = [...new Set([...terms].map((t) => [...t].slice(0, TERM_MAX).join("")))];
+  return [...made, ...pairTermsOf(made)];
 }
 
 /** The words of a name: split at anything not a letter or digit, plus each space-separated token whole and without punctuation. */

@@ -15,7 +15,9 @@ import pg0011 from "../../../db/postgres/0011_search_term_bits.sql" with { type:
 import pg0012 from "../../../db/postgres/0012_search_term_ranges.sql" with { type: "text" };
 import pg0013 from "../../../db/postgres/0013_search_term_bits_second_hash.sql" with { type: "text" };
 import pg0014 from "../../../db/postgres/0014_rate_limit_take.sql" with { type: "text" };
+import pg0015 from "../../../db/postgres/0015_search_pair_terms.sql" with { type: "text" };
 import type { PostgresMigration } from "../migrations.ts";
+import { pairTermsStepPostgres } from "../pair-terms-step.ts";
 import { rebuildSearchPostgres } from "../search-rebuild.ts";
 import { FIRST_TERM_BITS, SECOND_TERM_BITS, termBitsStepPostgres } from "../term-bits-step.ts";
 
@@ -39,4 +41,5 @@ export const postgresMigrations: readonly PostgresMigration[] = [
   { name: "0012_search_term_ranges", sql: pg0012 },
   { name: "0013_search_term_bits_second_hash", sql: pg0013, after: async (client) => void (await termBitsStepPostgres(client, SECOND_TERM_BITS)) },
   { name: "0014_rate_limit_take", sql: pg0014 },
+  { name: "0015_search_pair_terms", sql: pg0015, after: async (client) => void (await pairTermsStepPostgres(client)) },
 ];

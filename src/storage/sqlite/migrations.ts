@@ -17,8 +17,10 @@ import m0013 from "../../../db/0013_console_indexes.sql" with { type: "text" };
 import m0014 from "../../../db/0014_search_folding.sql" with { type: "text" };
 import m0015 from "../../../db/0015_search_term_bits.sql" with { type: "text" };
 import m0016 from "../../../db/0016_search_term_bits_second_hash.sql" with { type: "text" };
+import m0017 from "../../../db/0017_search_pair_terms.sql" with { type: "text" };
 
 import type { SqliteMigration } from "../migrations.ts";
+import { pairTermsStepSqlite } from "../pair-terms-step.ts";
 import { rebuildSearchSqlite } from "../search-rebuild.ts";
 import { FIRST_TERM_BITS, SECOND_TERM_BITS, termBitsStepSqlite } from "../term-bits-step.ts";
 
@@ -41,4 +43,5 @@ export const migrations: readonly SqliteMigration[] = [
   { name: "0014_search_folding", sql: m0014, after: (raw) => void rebuildSearchSqlite(raw) },
   { name: "0015_search_term_bits", sql: m0015, after: (raw) => void termBitsStepSqlite(raw, FIRST_TERM_BITS) },
   { name: "0016_search_term_bits_second_hash", sql: m0016, after: (raw) => void termBitsStepSqlite(raw, SECOND_TERM_BITS) },
+  { name: "0017_search_pair_terms", sql: m0017, after: (raw) => void pairTermsStepSqlite(raw) },
 ];
