@@ -6,7 +6,7 @@
 import { describe, expect, test } from "bun:test";
 import { parseSearch } from "../../src/contacts/search/query.ts";
 import { PHONE_FORWARD, PHONE_REVERSED, foldSearch, isTypoWord, phoneTerms, searchTerms, typoKeysOf, withinOneEdit } from "../../src/contacts/search/terms.ts";
-import { PAIR, PAIR_ANY, PAIR_MAX_HEADS, pairHeadOf, pairTerm, pairTermsOf } from "../../src/contacts/search/pair-terms.ts";
+import { PAIR, PAIR_ANY, PAIR_MAX_HEADS, UNPAIRED_HEADS, pairHeadOf, pairTerm, pairTermsOf } from "../../src/contacts/search/pair-terms.ts";
 
 describe("phone terms (docs/api.md §11.6 rule 4)", () => {
   test("a US number: E.164 digits and the national number forward, E.164 digits reversed", () => {
@@ -117,6 +117,14 @@ describe("pair terms (src/contacts/search/pair-terms.ts)", () => {
     expect(PAIR_MAX_HEADS).toBe(12);
     expect(pairTermsOf(["jo", "li", "ab"])).toEqual([]);
     expect(pairTermsOf(["jon", "lim"])).toEqual([pairTerm("jon", "lim")]);
+  });
+
+  test("the heads of top-level domains and large mail providers are never paired, and a word with one never drives through a pair", () => {
+    const terms = searchTerms({ ...ada, email: "ada@gmail.com" }).filter((t) => !t.startsWith(PAIR));
+    expect(terms).toEqual(expect.arrayContaining(["gmail.com", "gmail", "com"]));
+    expect(pairTermsOf(terms)).toEqual([pairTerm("ada", "lov")]);
+    for (const head of UNPAIRED_HEADS) expect(pairHeadOf([{ term: `${head}pton` }])).toBeNull();
+    expect(pairHeadOf([{ term: "compton" }])).toBeNull();
   });
 
   test("a word drives through a pair only as text of a head's length or more that cannot find a phone or a contactId", () => {
