@@ -1,4 +1,5 @@
-import type { Kysely } from "kysely";
+import { sql, type Kysely } from "kysely";
+import { PAIR } from "./search/pair-terms.ts";
 import { searchTerms } from "./search/terms.ts";
 import { forgetTypoWords } from "./search/typo-keys.ts";
 import { reclaimErased } from "../storage/query.ts";
@@ -123,7 +124,10 @@ export async function erasurePreview(db: Db, projectId: string, contactNumber: n
   const contact = await findContactIdentity(db, projectId, contactNumber, { trashed: true });
   if (!contact) throw notFound("Contact");
   const countOf = async (table: "interaction_logs" | "contact_tags" | "contact_search_terms" | "form_submissions") => {
-    const row = await db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as("n")).where("contact_id", "=", contact.id).executeTakeFirst();
+    let q = db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as("n")).where("contact_id", "=", contact.id);
+    // Pair terms are the index's own rows, made of the contact's words (src/contacts/search/pair-terms.ts): not counted.
+    if (table === "contact_search_terms") q = q.where(sql<boolean>`term NOT LIKE ${`${PAIR}%`}`);
+    const row = await q.executeTakeFirst();
     return Number(row?.n ?? 0);
   };
   const events = await eventsAbout(db, projectId, await idHistory(db, projectId, formatContactId(contactNumber)), null);
@@ -155,6 +159,8 @@ async function latestEventTime(db: Db, projectId: string): Promise<string | null
 }
 
 async function deleteContact(trx: Db, projectId: string, id: number, contactNumber: number, now: string, trashed: boolean): Promise<Erasure["removed"]> {
+  // Its pair terms first, uncounted: the index's own rows, made of its words (as in erasurePreview).
+  await trx.deleteFrom("contact_search_terms").where("contact_id", "=", id).where("term", "like", `${PAIR}%`).execute();
   const removed = {
     interactionLogs: count(await trx.deleteFrom("interaction_logs").where("contact_id", "=", id).executeTakeFirst()),
     tagLinks: count(await trx.deleteFrom("contact_tags").where("contact_id", "=", id).executeTakeFirst()),

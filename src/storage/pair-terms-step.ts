@@ -77,8 +77,9 @@ export function pairTermsStepSqlite(raw: SqliteHandle): number {
     for (let i = 0; i < rows.length; i += INSERT_ROWS) {
       const part = rows.slice(i, i + INSERT_ROWS);
       raw.all(insertOf(part.length, () => "?", "OR IGNORE"), part.flat());
+      // Rows already there (made by 0014's rebuild on an upgrade from before it) are not counted.
+      written += Number(raw.all<{ n: number }>("SELECT changes() AS n")[0]?.n ?? 0);
     }
-    written += rows.length;
   }
   done(written);
   return written;
@@ -98,8 +99,8 @@ export async function pairTermsStepPostgres(client: PoolClient): Promise<number>
   for (let from = 0; from < last; from += WINDOW) {
     const rows = pairRowsOf((await client.query<TermRow>(read, [from, from + WINDOW])).rows);
     if (rows.length === 0) continue;
-    await client.query(insert, Array.from({ length: 10 }, (_, c) => rows.map((row) => row[c])));
-    written += rows.length;
+    // Rows already there (made by 0010's rebuild on an upgrade from before it) are not counted.
+    written += (await client.query(insert, Array.from({ length: 10 }, (_, c) => rows.map((row) => row[c])))).rowCount ?? 0;
   }
   await client.query("ANALYZE contact_search_terms");
   done(written);

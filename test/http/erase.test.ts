@@ -9,6 +9,7 @@
  * (4 deliveries in flight is the per-subscription cap, docs/webhooks.md §2), so every later event's
  * delivery to it stays pending until the receiver lets go, after the erase.
  */
+import { PAIR } from "../../src/contacts/search/pair-terms.ts";
 import { afterAll, beforeAll, describe, expect, setDefaultTimeout, test } from "bun:test";
 import { expectError, expectStatus } from "../helpers/expect.ts";
 import { startReceiver, type Receiver } from "../helpers/receiver.ts";
@@ -125,8 +126,11 @@ beforeAll(async () => {
   try {
     tracesBefore = await databaseHits(side, person.needles);
     const row = await side.get<{ id: number }>("SELECT id FROM contacts WHERE project_id = ? AND contact_number = ?", p.id, 5000);
-    const countOf = async (table: string) => (await side.get<{ n: number }>(`SELECT count(*) AS n FROM ${table} WHERE contact_id = ?`, row!.id))!.n;
-    rowsBefore = { searchTerms: await countOf("contact_search_terms"), tagLinks: await countOf("contact_tags") };
+    const countOf = async (table: string, where = "", ...params: unknown[]) =>
+      Number((await side.get<{ n: number }>(`SELECT count(*) AS n FROM ${table} WHERE contact_id = ?${where}`, row!.id, ...params))!.n);
+    // The contact's own terms: its pair terms are the index's rows, made of them, and not counted (src/contacts/search/pair-terms.ts).
+    rowsBefore = { searchTerms: await countOf("contact_search_terms", " AND substr(term, 1, 1) <> ?", PAIR), tagLinks: await countOf("contact_tags") };
+    expect(await countOf("contact_search_terms", " AND substr(term, 1, 1) = ?", PAIR)).toBeGreaterThan(0);
   } finally {
     await side.close();
   }
