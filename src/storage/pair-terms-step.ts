@@ -63,8 +63,8 @@ function announce(): (rows: number) => void {
   return (rows) => console.error(`crm: ${rows} pair terms added in ${((performance.now() - started) / 1000).toFixed(1)} s`);
 }
 
-const insertOf = (rows: number, param: (n: number) => string, skipTaken: string) =>
-  `INSERT ${skipTaken === "OR IGNORE" ? "OR IGNORE " : ""}INTO contact_search_terms (${COLUMNS}) VALUES ${Array.from({ length: rows }, (_, r) => `(${Array.from({ length: 10 }, (_, c) => param(r * 10 + c + 1)).join(", ")})`).join(", ")}${skipTaken === "ON CONFLICT" ? " ON CONFLICT DO NOTHING" : ""}`;
+/** SQLite's multi-row insert of `rows` pair rows, skipping any already there. */
+const sqliteInsertOf = (rows: number) => `INSERT OR IGNORE INTO contact_search_terms (${COLUMNS}) VALUES ${Array(rows).fill(`(${Array(10).fill("?").join(", ")})`).join(", ")}`;
 
 /** SQLite: synchronous, on the raw handle, in the runner's transaction. Returns the pair rows written. */
 export function pairTermsStepSqlite(raw: SqliteHandle): number {
@@ -76,7 +76,7 @@ export function pairTermsStepSqlite(raw: SqliteHandle): number {
     const rows = pairRowsOf(raw.all<TermRow>(read, [from, from + WINDOW]));
     for (let i = 0; i < rows.length; i += INSERT_ROWS) {
       const part = rows.slice(i, i + INSERT_ROWS);
-      raw.all(insertOf(part.length, () => "?", "OR IGNORE"), part.flat());
+      raw.all(sqliteInsertOf(part.length), part.flat());
       // Rows already there (made by 0014's rebuild on an upgrade from before it) are not counted.
       written += Number(raw.all<{ n: number }>("SELECT changes() AS n")[0]?.n ?? 0);
     }

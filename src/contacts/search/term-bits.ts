@@ -63,8 +63,9 @@ function columnsOf(positions: Iterable<number>): TermBits {
 
 /**
  * Terms left out of the bits: the phone's (four a contact, they would fill a third of the
- * bits), the contactId and the pair terms (src/contacts/search/pair-terms.ts: made of the others). Such words usually drive a search themselves; as another word
- * they are checked against the terms (`untested`).
+ * bits), the contactId and the pair terms (src/contacts/search/pair-terms.ts: made of the
+ * others). Such words usually drive a search themselves; as another word they are checked
+ * against the terms (`untested`).
  */
 const leftOut = (term: string) => term.startsWith(PHONE_FORWARD) || term.startsWith(PHONE_REVERSED) || term.startsWith(PAIR) || /^cr-\d+$/.test(term);
 /** A match that could find a term left out (a prefix of one): its bits cannot rule a contact out. */
