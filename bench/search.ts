@@ -438,7 +438,8 @@ async function runSqlite(qs: Record<Kind, string[]>): Promise<Figures | null> {
     dir = join(tmp, "work");
     mkdirSync(dir, { recursive: true });
     log(`sqlite: copying ${source}'s database into ${dir}…`);
-    for (const file of ["crm.db", "crm.db-wal", "secret.key"]) if (existsSync(join(source, file))) cpSync(join(source, file), join(dir, file));
+    // dereference: a kept dir of symlinks (to data kept elsewhere) is copied, never migrated in place.
+    for (const file of ["crm.db", "crm.db-wal", "secret.key"]) if (existsSync(join(source, file))) cpSync(join(source, file), join(dir, file), { dereference: true });
   }
   const dbPath = join(dir, "crm.db");
   return phases23("sqlite", p1, { CRM_DB_PATH: dbPath }, async () => sqliteSizes(dbPath), () => sqliteFileBytes(dbPath), qs, kept ? `${kept} (built ${p1.builtAt})` : null);
