@@ -33,6 +33,9 @@
  * never a prefix of a word of the data), no match (a made-up word). The default order; then
  * with sort=relevance when the build takes it. "found" counts the answers with a contact.
  *
+ * The client (sentByCurl): one curl process at one keep-alive connection, timed by curl;
+ * BENCH_SEARCH_CLIENT=fetch times Bun's fetch instead (the client before 2026-11-29).
+ *
  * Ratios are what to compare: the machine is shared (2 cores). `--print` wraps the report in
  * BENCH_SEARCH_SECTION lines (bench/run.ts takes it into bench/RESULTS.md); `--queries` prints
  * the first queries of each kind and stops.
@@ -79,6 +82,8 @@ const BASE = resolve(process.env.BENCH_SEARCH_BASE ?? "/tmp/search-base");
 const BASE_REV = process.env.BENCH_SEARCH_BASE_REV ?? "e452a33";
 const CURRENT = resolve(process.env.BENCH_SEARCH_CURRENT ?? ROOT);
 const TARGET_P95_MS = 5;
+/** The timing client (sentByCurl): curl when the machine has it, unless BENCH_SEARCH_CLIENT=fetch. */
+const CURL = process.env.BENCH_SEARCH_CLIENT === "fetch" ? null : Bun.which("curl");
 // Per backend: the load (with the tenants' 11 %) at a pessimistic 250 items/s, the migration's rebuild at as much, 20 min for the rest.
 const perBackend = (n: number) => ((DATA ? 0 : (n * 1.11) / 250) + (n * 1.11) / 250 + 1200) * 1000;
 const HARD_LIMIT_MS = (SQLITE ? perBackend(N) : 0) + (POSTGRES ? perBackend(PG_N) : 0) + 5 * 60_000;
@@ -292,23 +297,65 @@ function ticksOf(serverPid: number): () => number {
 
 /** `paths` sent in turn, ROUNDS times, at one connection: latencies, answers with a contact (first round), CPU. */
 async function timed(c: Client, kind: KindFigures["kind"], paths: string[], ticks: (() => number) | null): Promise<KindFigures> {
+  const t0 = ticks?.() ?? 0;
+  const { times, found, errors } = CURL ? await sentByCurl(c, paths) : await sentByFetch(c, paths);
+  const cpuUs = ticks ? ticksToUs(ticks() - t0) / Math.max(1, times.length) : undefined;
+  return { kind, queries: paths.length, answers: times.length, found, errors, p50: percentile(times, 50), p95: percentile(times, 95), p99: percentile(times, 99), max: times.length ? Math.max(...times) : Number.NaN, cpuUs };
+}
+
+const isFound = (json: { data?: unknown[]; contactId?: string }) => (json.data ? json.data.length > 0 : !!json.contactId);
+
+async function sentByFetch(c: Client, paths: string[]) {
   const times: number[] = [];
   let found = 0;
   let errors = 0;
-  const t0 = ticks?.() ?? 0;
   for (let round = 0; round < ROUNDS; round++) {
     for (const path of paths) {
       try {
         const { json, ms } = await call(c, "GET", path);
         times.push(ms);
-        if (round === 0 && (json.data ? json.data.length > 0 : !!json.contactId)) found++;
+        if (round === 0 && isFound(json)) found++;
       } catch {
         errors++;
       }
     }
   }
-  const cpuUs = ticks ? ticksToUs(ticks() - t0) / Math.max(1, times.length) : undefined;
-  return { kind, queries: paths.length, answers: times.length, found, errors, p50: percentile(times, 50), p95: percentile(times, 95), p99: percentile(times, 99), max: times.length ? Math.max(...times) : Number.NaN, cpuUs };
+  return { times, found, errors };
+}
+
+/**
+ * The same requests sent by one curl process over one keep-alive connection, timed by curl
+ * (`time_total`): a C client adds a few tens of µs, where Bun's fetch and its collector
+ * added about 0.5 ms at p50 and 1–2 ms at p95 on this 2-core machine (docs/performance.md,
+ * "Measured over HTTP"). First-round answers are written to files for the "found" count.
+ */
+async function sentByCurl(c: Client, paths: string[]) {
+  const dir = mkdtempSync(join(tmp, "curl-"));
+  const lines = [`header = "Authorization: Bearer ${c.key}"`, "silent"];
+  for (let round = 0; round < ROUNDS; round++) {
+    paths.forEach((path, i) => lines.push(`url = "${c.url}/v1${path}"`, `output = "${round === 0 ? join(dir, `${i}.json`) : "/dev/null"}"`, `write-out = "%{http_code} %{time_total}\\n"`));
+  }
+  writeFileSync(join(dir, "requests.cfg"), lines.join("\n"));
+  const proc = Bun.spawn([CURL!, "-K", join(dir, "requests.cfg")], { stdout: "pipe", stderr: "inherit" });
+  const out = await new Response(proc.stdout).text();
+  await proc.exited;
+  const times: number[] = [];
+  let errors = 0;
+  for (const line of out.trim().split("\n")) {
+    const [status, seconds] = line.split(" ");
+    if (Number(status) >= 200 && Number(status) < 300) times.push(Number(seconds) * 1000);
+    else errors++;
+  }
+  let found = 0;
+  for (let i = 0; i < paths.length; i++) {
+    try {
+      if (isFound(JSON.parse(readFileSync(join(dir, `${i}.json`), "utf8")))) found++;
+    } catch {
+      // an error's body, or none: counted in `errors` above
+    }
+  }
+  rmSync(dir, { recursive: true, force: true });
+  return { times, found, errors };
 }
 
 async function measure(c: Client, qs: Record<Kind, string[]>, sort: string | null, ticks: (() => number) | null): Promise<KindFigures[]> {
@@ -575,7 +622,7 @@ function section(f: Figures): string {
     `${f.reused ? `Data reused from ${f.reused}, a copy; its load: ` : "Load: "}${l.total.toLocaleString("en")} contacts in 3 projects (${p.n.toLocaleString("en")} measured) ` +
       `through POST /v1/contacts/batch of the build before the change (${p.baseRev}) at ${Math.round(l.rate).toLocaleString("en")}/s (${l.seconds.toFixed(0)} s); nobody ran ANALYZE. ` +
       `The current build's start on it, migrations included: ${(f.migrationMs / 1000).toFixed(1)} s to /readyz (a start with nothing to migrate: ${(f.plainStartMs / 1000).toFixed(1)} s). ` +
-      `${QUERIES} queries of each kind from the measured project's people, sent ${ROUNDS} times each at 1 connection; "found" counts the first round's answers with a contact; ` +
+      `${QUERIES} queries of each kind from the measured project's people, sent ${ROUNDS} times each at 1 connection (${CURL ? "by curl, its time_total" : "by Bun's fetch"}); "found" counts the first round's answers with a contact; ` +
       `"CPU" is the server's${f.backend === "postgres" ? " and PostgreSQL's processes'" : ""} (utime + stime from /proc) per answer, less sensitive to the other work on the machine than the latencies; the verdict takes the worse p95 of both orders. ` +
       `Load average (1 min) ${f.loadAvg[0].toFixed(2)} → ${f.loadAvg[1].toFixed(2)} during phases 2–3.`,
     "",
