@@ -197,7 +197,8 @@ async function readDriven(db: Db, driver: Driver, f: ContactFilters, wanted: num
     // are looked up only for the page's rows (`hit`, below), not for every row the bits let
     // through. (A word of 1 or 2 letters tests no bit and lets every row through: the page
     // would hold few contacts with every word.)
-    const bitsTestAll = !!driver.termRows && !f.notAll && (f.searchWords ?? []).every((word) => bitStrength(word) >= 2);
+    // `notAll` (relevance's second tier: not every word whole) has no bits, and rarely fails: looked up with the words.
+    const bitsTestAll = !!driver.termRows && (f.searchWords ?? []).every((word) => bitStrength(word) >= 2);
     // Only the first page is looked up after: when it holds too few contacts with every word
     // (the words are rare together), the rest of the range is read once, each row that passes
     // the bits looked up in the same statement, rather than page by page.
@@ -311,7 +312,15 @@ async function searchDriver(db: Db, projectId: string, words: SearchWord[], want
   const cap = Math.max(DENSE_PREFIX, Math.round(Math.sqrt(wanted * (await projectSizeHint(db, projectId)))));
   // Two words of different heads: the contacts with both heads (their pair term) are few; every word is tested on them.
   const pair = pairTermsDrive.enabled ? pairOf(words) : null;
-  if (pair && (await countUpTo(db, range(db, pair), cap)) < cap) return { driver: sorted(pair), rest: words };
+  if (pair) {
+    const n = await countUpTo(db, range(db, pair), cap);
+    if (n < cap) {
+      // Whole words (relevance's first tier, docs/api.md §11.6): one of them is often far rarer
+      // than the pair ("jame" whole against every jam…+bro… contact): its range is sorted instead.
+      const whole = words.every((w) => w.matches.every((m) => !m.prefix)) ? await rarestUnder(db, projectId, words, Math.min(n, DENSE_PREFIX)) : null;
+      return whole ? { driver: sorted(whole), rest: words.filter((w) => w !== whole) } : { driver: sorted(pair), rest: words };
+    }
+  }
   const counts = await Promise.all(
     words.map(async (word, i) => {
       // A walkable word (or one whose walks merge) walks once past 2,000 (of several words, unless
@@ -348,7 +357,10 @@ async function searchDriver(db: Db, projectId: string, words: SearchWord[], want
   }
   const best = counts[0]!;
   const rest = words.filter((w) => w !== best.word);
-  const walks = best.match && (best.length === HEAD_LENGTH || best.n >= DENSE_PREFIX);
+  // A whole head group (a 3-letter prefix) walks at any count; a longer prefix or a whole term
+  // ("jam" exact, the relevance's first tier) walks only when dense: under 2,000 its sorted
+  // range is read, where its walk read the head group past every other term ("jam…": 25 ms).
+  const walks = best.match && ((best.match.prefix && best.length === HEAD_LENGTH) || best.n >= DENSE_PREFIX);
   if (walks || best.n >= DENSE_PREFIX) {
     // Weaker bits (a 3-letter word left to test: 2 bits, where a longer word tests 3 or 4):
     // a range of up to `weakSortedMax` rows still costs a few ms, where the walk of a dense head
@@ -365,6 +377,17 @@ async function searchDriver(db: Db, projectId: string, words: SearchWord[], want
   if (best.n >= DENSE_PREFIX && merges(best.word)) return { driver: walked(...best.word.matches), rest };
   if (best.n >= cap) return { driver: null, rest: words };
   return { driver: sorted(best.word), rest };
+}
+
+/** Of `words`, the one with the fewest term rows when that is under `limit` (each counted up to it). */
+async function rarestUnder(db: Db, projectId: string, words: SearchWord[], limit: number): Promise<SearchWord | null> {
+  let best: { word: SearchWord; n: number } | null = null;
+  for (const word of words) {
+    const n = word.matches.length === 0 ? 0 : await countUpTo(db, termRanges(db, projectId, word.matches), limit);
+    if (n < limit && (!best || n < best.n)) best = { word, n };
+    if (best?.n === 0) break;
+  }
+  return best?.word ?? null;
 }
 
 /**

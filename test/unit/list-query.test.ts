@@ -349,6 +349,14 @@ describe("GET /contacts: the rarest filter drives", () => {
     expect(await driving({ searchWords: prefixWords(["paul1"]) })).toMatchObject({ ranged: "paul1", walked: undefined });
   });
 
+  test("a lone whole word of 3 letters under 2,000 rows (relevance's first tier) takes its range, sorted, not its head group's walk", async () => {
+    const zoe: SearchWord[] = [{ matches: [{ term: "zoe", prefix: false }], exact: [] }];
+    expect(await driving({ searchWords: zoe })).toMatchObject({ ranged: "zoe", walked: undefined });
+    const want = await expected((s) => s.first === "Zoe");
+    expect(want.length).toBe(500);
+    for (const limit of [7, 50]) expect(await walkAll({ searchWords: zoe }, limit)).toEqual(want);
+  });
+
   test("of several words the rarest drives; only the others are checked on each candidate", async () => {
     for (const tokens of [["stone", "paul1"], ["paul1", "stone"]]) {
       expect(await driving({ searchWords: prefixWords(tokens) })).toMatchObject({ ranged: "paul1", checked: ["stone"] });
@@ -409,7 +417,9 @@ describe("GET /contacts: two words of different heads drive by their pair term",
       transformResult: async ({ result }) => result,
     };
     await listContactRows(db.withPlugin(recorder), project, f, 10);
-    return statements.filter((st) => st.sql.startsWith('select "t"."contact_id", "t"."updated_at", "t"."contact_number"')).flatMap((st) => st.parameters as unknown[]);
+    // The statements that read rows in list order (a count's ranges, handed to plugins too, are not the driver).
+    const read = (st: CompiledQuery) => st.sql.startsWith('select "t"."contact_id", "t"."updated_at", "t"."contact_number"') && st.sql.includes(" order by ");
+    return statements.filter(read).flatMap((st) => st.parameters as unknown[]);
   }
 
   test("the pair term of the two heads (and the many-heads term) is the range read, and each word is still tested: every match once, in order, page after page", async () => {
@@ -440,6 +450,34 @@ describe("GET /contacts: two words of different heads drive by their pair term",
       expect(want.length).toBeGreaterThan(0);
       expect(await walkAll({ searchWords: prefixWords(tokens) }, 50)).toEqual(want);
     }
+  });
+
+  test("whole words (relevance's first tier): a word rarer than the pair sorts its own range, and every word is still tested", async () => {
+    const whole = (tokens: string[]): SearchWord[] => tokens.map((term) => ({ matches: [{ term, prefix: false }], exact: [] }));
+    // marek (500 rows) against the pair of mar and sto (every Mar… Stone: about 1,700).
+    for (const tokens of [["marek", "stone"], ["stone", "marek"]]) {
+      const params = await driverParameters({ searchWords: whole(tokens) });
+      expect(params).toContain("marek");
+      expect(params).not.toContain(pairTerm("mar", "sto"));
+      const want = await expected((s) => s.first === "Marek" && s.last === "Stone");
+      expect(want.length).toBeGreaterThan(0);
+      for (const limit of [7, 50]) expect(await walkAll({ searchWords: whole(tokens) }, limit)).toEqual(want);
+    }
+    // No contact has the whole word "mar": nobody, without reading the pair's range.
+    expect(await driverParameters({ searchWords: whole(["mar", "stone"]) })).not.toContain(pairTerm("mar", "sto"));
+    expect(await walkAll({ searchWords: whole(["mar", "stone"]) }, 10)).toEqual([]);
+    // Whole words whose pair is the rarer: the pair drives.
+    expect(await driverParameters({ searchWords: whole(["zoe", "marsh"]) })).toContain(pairTerm("mar", "zoe"));
+    expect(await walkAll({ searchWords: whole(["zoe", "marsh"]) }, 10)).toEqual(await expected((s) => s.first === "Zoe" && s.last === "Marsh"));
+  });
+
+  test("relevance's second tier (not every word whole) through the pair: every match once, in order, page after page", async () => {
+    const notAll = [[{ term: "marek", prefix: false }], [{ term: "stone", prefix: false }]];
+    const params = await driverParameters({ searchWords: prefixWords(["mar", "stone"]), notAll });
+    expect(params).toContain(pairTerm("mar", "sto"));
+    const want = await expected((s) => prefixMatch(s, "mar") && prefixMatch(s, "stone") && !(s.first === "Marek" && s.last === "Stone"));
+    expect(want.length).toBeGreaterThan(1000);
+    for (const limit of [7, 50, 200]) expect(await walkAll({ searchWords: prefixWords(["mar", "stone"]), notAll }, limit)).toEqual(want);
   });
 
   test("a contact with more heads than are paired is found through the many-heads term", async () => {
