@@ -79,8 +79,9 @@ contactRoutes.openapi(
     summary: "List contacts",
     description:
       "Most recently updated first. Filters combine with AND: email and phone match exactly (the phone normalised), contactTypeId, " +
-      "contactTypeCategory, tag (repeatable; every tag must match), updatedSince, and search (a prefix of any word of the names, the " +
-      "email or the contactId, case-insensitive). The cursor is bound to the filters it was made with.",
+      "contactTypeCategory, tag (repeatable; every tag must match), updatedSince, and search (every word matches, in any order, a prefix " +
+      "of a word of the names or businessName, of the email, its parts or domain labels, or of the contactId; phone digits in any format; " +
+      "case and accents never matter; one typo forgiven in words of 5+ letters). The cursor is bound to the filters it was made with.",
     tags,
     security,
     middleware: reading("contacts:read"),

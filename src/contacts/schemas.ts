@@ -161,7 +161,17 @@ export const ListContactsQuery = z.object({
     .optional()
     .openapi({ description: `Repeatable, at most ${MAX_TAG_FILTERS} times; every tag must match.` }),
   updatedSince: isoTimeSchema.optional(),
-  search: z.string().min(1).max(255).optional(),
+  search: z
+    .string()
+    .min(1)
+    .max(255)
+    .optional()
+    .openapi({
+      description:
+        "Free text, at most 8 words, every one matched in any order: a prefix of a word of the names or businessName, of the email (whole, " +
+        "local part, domain, its labels) or of the contactId; 4+ digits in any phone format match the phone by its E.164 or national " +
+        "prefix or its last digits; case and accents ignored; one typo forgiven in a word of 5+ letters with no exact or prefix match.",
+    }),
   sort: z
     .enum(["updatedAt", "relevance"])
     .optional()

@@ -153,7 +153,7 @@ export interface paths {
         };
         /**
          * List contacts
-         * @description Most recently updated first. Filters combine with AND: email and phone match exactly (the phone normalised), contactTypeId, contactTypeCategory, tag (repeatable; every tag must match), updatedSince, and search (a prefix of any word of the names, the email or the contactId, case-insensitive). The cursor is bound to the filters it was made with. Requires the scope `contacts:read`.
+         * @description Most recently updated first. Filters combine with AND: email and phone match exactly (the phone normalised), contactTypeId, contactTypeCategory, tag (repeatable; every tag must match), updatedSince, and search (every word matches, in any order, a prefix of a word of the names or businessName, of the email, its parts or domain labels, or of the contactId; phone digits in any format; case and accents never matter; one typo forgiven in words of 5+ letters). The cursor is bound to the filters it was made with. Requires the scope `contacts:read`.
          */
         get: operations["listContacts"];
         /**
@@ -3331,6 +3331,7 @@ export interface operations {
                 tag?: string | string[];
                 /** @description RFC 3339 date-time with its offset (Z or ±hh:mm), or a date alone (2024-05-01, its midnight UTC). A date-time without an offset is refused. */
                 updatedSince?: string | unknown | unknown;
+                /** @description Free text, at most 8 words, every one matched in any order: a prefix of a word of the names or businessName, of the email (whole, local part, domain, its labels) or of the contactId; 4+ digits in any phone format match the phone by its E.164 or national prefix or its last digits; case and accents ignored; one typo forgiven in a word of 5+ letters with no exact or prefix match. */
                 search?: string;
                 /** @description updatedAt (default): most recently updated first. relevance (only with search): exact word matches, then prefix, then one-typo matches, each newest update first. */
                 sort?: "updatedAt" | "relevance";
