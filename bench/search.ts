@@ -335,7 +335,7 @@ async function sentByFetch(c: Client, paths: string[]) {
  * The same requests sent by one curl process over one keep-alive connection, timed by curl
  * (`time_total`): a C client adds a few tens of µs, where Bun's fetch and its collector
  * added about 0.5 ms at p50 and 1–2 ms at p95 on this 2-core machine (docs/performance.md,
- * "Measured over HTTP"). First-round answers are written to files for the "found" count.
+ * "Over HTTP at 1,000,000 contacts; `sort=relevance`"). First-round answers are written to files for the "found" count.
  */
 async function sentByCurl(c: Client, paths: string[]) {
   const dir = mkdtempSync(join(tmp, "curl-"));
