@@ -419,8 +419,11 @@ describe("GET /contacts: two words of different heads drive by their pair term",
     await listContactRows(db.withPlugin(recorder), project, f, 10);
     // The statements that read rows in list order (a count's ranges, handed to plugins too, are not the driver).
     const read = (st: CompiledQuery) => st.sql.startsWith('select "t"."contact_id", "t"."updated_at", "t"."contact_number"') && st.sql.includes(" order by ");
+    lookedUpForPage = statements.some((st) => st.sql.includes(' as "hit" from ('));
     return statements.filter(read).flatMap((st) => st.parameters as unknown[]);
   }
+  /** Whether the last driverParameters looked the words up for the page's rows only (`hit`). */
+  let lookedUpForPage = false;
 
   test("the pair term of the two heads (and the many-heads term) is the range read, and each word is still tested: every match once, in order, page after page", async () => {
     for (const tokens of [["mar", "stone"], ["stone", "mar"], ["paul", "marsh"], ["marti", "sto"], ["zoe", "marsh"]]) {
@@ -475,6 +478,7 @@ describe("GET /contacts: two words of different heads drive by their pair term",
     const notAll = [[{ term: "marek", prefix: false }], [{ term: "stone", prefix: false }]];
     const params = await driverParameters({ searchWords: prefixWords(["mar", "stone"]), notAll });
     expect(params).toContain(pairTerm("mar", "sto"));
+    expect(lookedUpForPage).toBe(true);
     const want = await expected((s) => prefixMatch(s, "mar") && prefixMatch(s, "stone") && !(s.first === "Marek" && s.last === "Stone"));
     expect(want.length).toBeGreaterThan(1000);
     for (const limit of [7, 50, 200]) expect(await walkAll({ searchWords: prefixWords(["mar", "stone"]), notAll }, limit)).toEqual(want);
