@@ -2,12 +2,11 @@ import type { Db } from "../storage/schema.ts";
 import type { CursorCodec } from "../lib/cursor.ts";
 import { toIso } from "../lib/time.ts";
 import { ApiError } from "../errors.ts";
-import { contactsByIds, filterOnlyIn } from "../storage/query.ts";
 import { contactTypeIdsOfCategory, findContactType, findTagIds } from "../reference/repository.ts";
 import { emailKey, phoneKey } from "./matching.ts";
 import { resolveSearch } from "./search/query.ts";
 import { listTotal, pageRows, planList, type ConsoleSort, type KeyRow, type Part, type Position } from "./console-list-query.ts";
-import { projectRegion, tagsColumn, withType, type ContactView } from "./repository.ts";
+import { contactRowsByIds, projectRegion } from "./repository.ts";
 import type { Contact, ListContactsFilters } from "./schemas.ts";
 import { toContacts } from "./service.ts";
 
@@ -126,11 +125,5 @@ async function partsOf(db: Db, projectId: string, f: ConsoleListInput["filters"]
 /** The page's contacts, as the API shows them, in the page's order. */
 async function contactsOf(db: Db, projectId: string, page: KeyRow[]): Promise<Contact[]> {
   if (page.length === 0) return [];
-  const position = new Map(page.map((r, i) => [r.id, i]));
-  const rows: ContactView[] = await withType(db, contactsByIds(db, page.map((r) => r.id)))
-    .select((eb) => tagsColumn(db, eb as never))
-    .where(filterOnlyIn(db)("contacts.project_id"), "=", projectId)
-    .execute();
-  rows.sort((a, b) => position.get(Number(a.id))! - position.get(Number(b.id))!);
-  return toContacts(db, rows);
+  return toContacts(db, await contactRowsByIds(db, projectId, page.map((r) => Number(r.id))));
 }

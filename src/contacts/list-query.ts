@@ -2,13 +2,13 @@ import { sql, type Expression, type ExpressionBuilder, type SelectQueryBuilder, 
 import { keysetAfter } from "../storage/keyset.ts";
 import type { Database, Db } from "../storage/schema.ts";
 import type { FilterOnly } from "../storage/port.ts";
-import { contactsByIds, filterOnlyIn, inListOrder } from "../storage/query.ts";
+import { filterOnlyIn, inListOrder } from "../storage/query.ts";
 import { HEAD_LENGTH, termHead } from "./matching.ts";
 import { hasTermIn, projectTermIn, type SearchWord, type TermMatch } from "./search/query.ts";
 import { PAIR_ANY, pairHeadOf, pairTerm } from "./search/pair-terms.ts";
 import { projectSizeHint } from "./search/project-size.ts";
 import { bitStrength, mayMatchWord } from "./search/term-bits.ts";
-import { tagsColumn, withType, type ContactView } from "./repository.ts";
+import { contactRowsByIds, withType, type ContactView } from "./repository.ts";
 
 export interface ContactFilters {
   emailKey?: string | null;
@@ -54,11 +54,11 @@ export async function listContactRows(db: Db, projectId: string, f: ContactFilte
   if (f.contactTypeIds?.length === 0) return [];
   if (f.emailKey !== undefined || f.phoneKey !== undefined) return keyedRows(db, projectId, f, limit);
   const search = f.searchWords?.length ? await searchDriver(db, projectId, f.searchWords, limit + 1) : null;
-  if (search?.driver) return rowsByIds(db, projectId, await drivenIds(db, search.driver, { ...f, searchWords: search.rest }, limit + 1));
+  if (search?.driver) return contactRowsByIds(db, projectId, await drivenIds(db, search.driver, { ...f, searchWords: search.rest }, limit + 1));
   // No search word is rare enough to drive (only dense 1–2 letter words): they become checks.
   if (f.tagIds?.length) {
     const [first, ...rest] = await rarestTagFirst(db, f.tagIds);
-    return rowsByIds(db, projectId, await drivenIds(db, tagDriver(first!), { ...f, tagIds: rest }, limit + 1));
+    return contactRowsByIds(db, projectId, await drivenIds(db, tagDriver(first!), { ...f, tagIds: rest }, limit + 1));
   }
   if (f.contactTypeIds) return typedRows(db, projectId, f, f.contactTypeIds, limit);
   // A trashed contact keeps its row (docs/api.md §19.3) and is left out here; the other paths find contacts through rows it no longer has.
@@ -109,23 +109,6 @@ async function typedRows(db: Db, projectId: string, f: ContactFilters, typeIds: 
 /** Newest update first, then the higher number (the list's order, docs/api.md §11). */
 const listOrder = (a: { updated_at: string; contact_number: number }, b: { updated_at: string; contact_number: number }) =>
   a.updated_at === b.updated_at ? b.contact_number - a.contact_number : a.updated_at < b.updated_at ? 1 : -1;
-
-/**
- * The contacts of a driven page by primary key, the ids (already in list order) as the outer
- * loop: with `id IN (…)`, statistics taken while the table was small made SQLite scan every
- * contact rather than look up the page. The backend shapes the lookup (`contactsByIds`,
- * src/storage/port.ts): a CROSS JOIN keeps the list outer in SQLite, `= ANY` on PostgreSQL.
- * Their tags come in the same statement (`tagsColumn`).
- */
-async function rowsByIds(db: Db, projectId: string, ids: number[]): Promise<ContactView[]> {
-  if (ids.length === 0) return [];
-  const position = new Map(ids.map((id, i) => [id, i]));
-  const rows: ContactView[] = await withType(db, contactsByIds(db, ids))
-    .select((eb) => tagsColumn(db, eb as never))
-    .where(filterOnlyIn(db)("contacts.project_id"), "=", projectId)
-    .execute();
-  return rows.sort((a, b) => position.get(a.id)! - position.get(b.id)!);
-}
 
 /**
  * The filters a candidate row must also pass, none of them usable to pick an index

@@ -1,6 +1,6 @@
 import type { ExpressionBuilder, SelectQueryBuilder } from "kysely";
 import type { ContactRow, Database, Db, NewContactRow } from "../storage/schema.ts";
-import { jsonArrayFrom } from "../storage/query.ts";
+import { contactsByIds, filterOnlyIn, idList, jsonArrayFrom } from "../storage/query.ts";
 import { preparedInsert, preparedQuery } from "../storage/prepared.ts";
 import { termHead } from "./matching.ts";
 import { forgetTypoWords, rememberTypoWords } from "./search/typo-keys.ts";
@@ -51,6 +51,26 @@ const withTypeOfOne = (db: Db) =>
       eb.selectFrom("contact_types").select("category").whereRef("contact_types.id", "=", "contacts.contact_type_id").as("type_category"),
       tagsColumn(db, eb),
     ]);
+
+const contactsOfPage = preparedQuery<[string, unknown], ContactView & { tags: TagsColumn }>(2, (db, projectId, ids) =>
+  withType(db, contactsByIds(db, ids))
+    .select((eb) => tagsColumn(db, eb as never))
+    .where(filterOnlyIn(db)("contacts.project_id"), "=", projectId) as never,
+);
+
+/**
+ * A page's contacts with their types and tags, in the order of `ids`, each found by its
+ * primary key with the ids as the outer loop (`contactsByIds`): with `id IN (…)`,
+ * statistics taken while the table was small made SQLite scan every contact instead. The
+ * ids are one value, so the statement is built and compiled once: building a list of 50
+ * ids anew cost about 0.2 ms a page, as much as SQLite reading the rows (docs/performance.md).
+ */
+export async function contactRowsByIds(db: Db, projectId: string, ids: number[]): Promise<Array<ContactView & { tags: TagsColumn }>> {
+  if (ids.length === 0) return [];
+  const position = new Map(ids.map((id, i) => [id, i]));
+  const rows = await contactsOfPage(db, projectId, idList(db, ids));
+  return rows.sort((a, b) => position.get(Number(a.id))! - position.get(Number(b.id))!);
+}
 
 const contactByNumber = preparedQuery<[string, number], ContactView & { tags: TagsColumn }>(2, (db, projectId, contactNumber) =>
   withTypeOfOne(db).where("contacts.project_id", "=", projectId).where("contacts.contact_number", "=", contactNumber).where("contacts.deleted_at", "is", null) as never,

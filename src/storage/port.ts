@@ -217,10 +217,14 @@ export interface Dialect {
   filterOnly: FilterOnly;
   /**
    * Plan shape: `contacts` limited to the rows whose id is in `ids`, each found by its
-   * primary key whatever the planner's statistics say. SQLite: a VALUES list CROSS JOIN
-   * the table (the list stays the outer loop); PostgreSQL: `id = ANY(array)`.
+   * primary key whatever the planner's statistics say. `ids` is one value, the list as
+   * `idList` encodes it, so the statement's text is the same for every page and can be
+   * built once (src/storage/prepared.ts). SQLite: `json_each` CROSS JOIN the table (the
+   * list stays the outer loop); PostgreSQL: `id = ANY(array)`.
    */
-  contactsByIds(db: Db, ids: number[]): SelectQueryBuilder<Database, "contacts", {}>;
+  contactsByIds(db: Db, ids: unknown): SelectQueryBuilder<Database, "contacts", {}>;
+  /** The ids as the one value `contactsByIds` takes: SQLite, a JSON array; PostgreSQL, the array. */
+  idList(ids: number[]): unknown;
   /**
    * Plan shape: `read` walks an index in list order up to a LIMIT (a search word's head
    * group, a tag's contacts), and that walk must be the plan. SQLite: as it is. PostgreSQL:

@@ -65,9 +65,14 @@ export function filterOnlyIn(db: Db): FilterOnly {
   return dialectOf(db).filterOnly;
 }
 
-/** `contacts` limited to the rows whose id is in `ids`, each found by its primary key (`Dialect.contactsByIds`). */
-export function contactsByIds(db: Db, ids: number[]): SelectQueryBuilder<Database, "contacts", {}> {
+/** `contacts` limited to the rows whose id is in `ids` (as `idList` encodes them), each found by its primary key (`Dialect.contactsByIds`). */
+export function contactsByIds(db: Db, ids: unknown): SelectQueryBuilder<Database, "contacts", {}> {
   return dialectOf(db).contactsByIds(db, ids);
+}
+
+/** The ids as the one value `contactsByIds` takes on the backend of `db` (`Dialect.idList`). */
+export function idList(db: Db, ids: number[]): unknown {
+  return dialectOf(db).idList(ids);
 }
 
 /** `read`, whose statements walk an index in list order to a LIMIT, planned as that walk (`Dialect.inListOrder`). */

@@ -79,6 +79,7 @@ export const postgresDialect: Dialect = {
   // One array parameter: PostgreSQL plans `= ANY` as primary-key lookups whatever its
   // statistics say (a database filled through the API may not be analyzed yet).
   contactsByIds: (db, ids) => db.selectFrom("contacts").where(sql<boolean>`contacts.id = ANY(${ids}::bigint[])`),
+  idList: (ids) => ids,
   // The node's lease ends with its attempt recorded, so a retry is due at its own time (claims.ts).
   leaseEnd: { lease_until: null, lease_owner: null },
   // Outside a transaction, on the node's list-order connections (bitmap scans off for their

@@ -16,9 +16,10 @@ export const sqliteDialect: Dialect = {
   jsonArrayFrom: (query) => jsonArrayFrom(query) as never,
   filterOnly,
   contactsByIds(db, ids) {
-    const list = sql<{ column1: number }>`(VALUES ${sql.join(ids.map((id) => sql`(${id})`))})`.as("ids");
-    return db.selectFrom(list).crossJoin("contacts").whereRef("contacts.id", "=", "ids.column1") as never;
+    const list = sql<{ value: number }>`json_each(${ids})`.as("ids");
+    return db.selectFrom(list).crossJoin("contacts").whereRef("contacts.id", "=", "ids.value") as never;
   },
+  idList: (ids) => JSON.stringify(ids),
   // Claims are in the process's memory only (src/storage/claims.ts): no lease columns.
   leaseEnd: {},
   // SQLite's plans follow the driver's shape already (filterOnly).
