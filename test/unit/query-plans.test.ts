@@ -209,3 +209,36 @@ describe("planner statistics are kept without a manual ANALYZE", () => {
 });
 checkShapes("fresh (after a restart)", () => a);
 checkShapes("stale (taken when the project was tiny, without emails or phones)", () => b);
+
+describe("a page's contacts are read by one prepared statement (src/contacts/repository.ts contactRowsByIds)", () => {
+  test("one statement text for pages of any size: the ids outer, each contact by its primary key, in the ids' order", async () => {
+    const { Database: Sqlite } = await import("bun:sqlite");
+    const { contactRowsByIds } = await import("../../src/contacts/repository.ts");
+    const database = await openDatabase(join(dir, "d.db"), "NORMAL");
+    const projectId = (await createProject(database.db, "d", isoNow(systemClock))).id;
+    await fill(database.db, projectId, 60);
+    const ids = database.raw.all<{ id: number }>("SELECT id FROM contacts WHERE project_id = ? ORDER BY id", [projectId]).map((r) => r.id);
+    // Every statement the connection prepares from here (its own cache prepares each text once).
+    const prepared: string[] = [];
+    const prepare = Sqlite.prototype.prepare;
+    Sqlite.prototype.prepare = function (this: InstanceType<typeof Sqlite>, text: string, ...rest: unknown[]) {
+      prepared.push(text);
+      return (prepare as Function).call(this, text, ...rest);
+    } as typeof prepare;
+    try {
+      for (const page of [ids.slice(0, 3).reverse(), ids.slice(10, 60), [ids[7]!, ids[2]!, 999_999]]) {
+        const rows = await contactRowsByIds(database.db, projectId, page);
+        expect(rows.map((r) => r.id)).toEqual(page.filter((id) => ids.includes(id)));
+      }
+    } finally {
+      Sqlite.prototype.prepare = prepare;
+    }
+    const texts = [...new Set(prepared.filter((text) => text.includes("json_each")))];
+    expect(texts).toHaveLength(1);
+    const plan = database.raw.all<{ detail: string }>(`EXPLAIN QUERY PLAN ${texts[0]}`, [JSON.stringify(ids.slice(0, 5)), projectId]).map((r) => r.detail);
+    expect(plan[0]).toMatch(/^SCAN ids VIRTUAL TABLE/);
+    expect(plan).toContain("SEARCH contacts USING INTEGER PRIMARY KEY (rowid=?)");
+    expect(plan.filter((l) => FULL_SCAN.test(l))).toEqual([]);
+    await database.close();
+  });
+});
