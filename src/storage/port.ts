@@ -247,6 +247,12 @@ export interface Dialect {
    * undefined when it must go through Kysely.
    */
   runDirectly(db: Db, compiled: CompiledQuery, parameters: readonly unknown[]): unknown[] | undefined;
+  /**
+   * A statement compiled once and run many times (src/storage/prepared.ts): the backend may
+   * keep it prepared on each connection (PostgreSQL: a named statement; SQLite caches its
+   * statements already).
+   */
+  keepPrepared(sql: string): void;
   /** A unique constraint refused the row. */
   isUniqueViolation(error: { code?: unknown; message?: unknown }): boolean;
   /** The database could not be reached or dropped the connection (never, for a file). */

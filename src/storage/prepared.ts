@@ -30,6 +30,7 @@ export function preparedQuery<Args extends unknown[], Row>(
       const used = new Set(compiled.parameters.filter(isSlot).map((s) => s[SLOT]));
       if (used.size !== arity) throw new Error(`prepared query uses ${used.size} of ${arity} values`);
       compiledFor.set(dialect, compiled);
+      dialect.keepPrepared(compiled.sql);
     }
     const parameters = compiled.parameters.map((p) => (isSlot(p) ? args[p[SLOT]] : p));
     const direct = dialect.runDirectly(db, compiled, parameters);

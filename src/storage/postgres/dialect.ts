@@ -2,6 +2,7 @@ import { PostgresAdapter, PostgresDialect, sql, type DialectAdapter, type Kysely
 import { jsonArrayFrom } from "kysely/helpers/postgres";
 import type { Dialect } from "../port.ts";
 import type { Database, Db } from "../schema.ts";
+import { nameStatement } from "./named-statements.ts";
 
 /** Driver and server codes of a connection that could not be made or was lost. */
 const CONNECTION_CODES = ["ECONNREFUSED", "ECONNRESET", "EPIPE", "ETIMEDOUT", "ENOTFOUND", "EHOSTUNREACH", "57P01", "57P02", "57P03", "08000", "08003", "08006", "08001", "08004"];
@@ -106,6 +107,7 @@ export const postgresDialect: Dialect = {
     return true;
   },
   runDirectly: () => undefined,
+  keepPrepared: nameStatement,
   isUniqueViolation: (e) => e.code === "23505",
   /**
    * The request is answered 500 ERR_INTERNAL with Retry-After: 1 (docs/api.md §4's codes are

@@ -5,6 +5,7 @@ import type { Database } from "../schema.ts";
 import { isConnectionError } from "../query.ts";
 import { DialectWithWalks } from "./dialect.ts";
 import { migratePostgres } from "./migrate.ts";
+import { NamedStatementsClient } from "./named-statements.ts";
 
 /** How long a starting node waits for an unreachable database (a server still starting, a failover) before giving up. */
 const START_WAIT_MS = 30_000;
@@ -94,6 +95,8 @@ function newPool(url: string, max: number, { lost, onConnect }: PoolHooks): pg.P
     // Typed as returning void in @types/pg; pg-pool awaits the promise.
     onConnect: onConnect as ((client: pg.ClientBase) => void) | undefined,
     connectionString: url,
+    // The statements built once run by name (named-statements.ts).
+    Client: NamedStatementsClient,
     max,
     types,
     // A request waits at most this long for a connection before it fails (503), so an

@@ -26,6 +26,8 @@ export const sqliteDialect: Dialect = {
   inListOrder: (db, read) => read(db),
   reclaimErased,
   runDirectly,
+  // SQLite caches its compiled statements already (src/runtime/bun.ts).
+  keepPrepared: () => undefined,
   isUniqueViolation: (e) => typeof e.message === "string" && e.message.includes("UNIQUE constraint failed"),
   // A file: never unreachable.
   isConnectionError: () => false,
