@@ -21,6 +21,13 @@ export interface Migration<Step = unknown> {
   name: string;
   sql: string;
   after?: Step;
+  /**
+   * PostgreSQL: tables the migration rewrote, vacuumed and analyzed once the pending
+   * migrations are applied, before the node serves (docs/operations.md §3.3): a table
+   * rewritten in bulk has neither statistics nor a visibility map until autovacuum's next
+   * round, and its index-only ranges visit the heap meanwhile.
+   */
+  vacuumAfter?: readonly string[];
 }
 
 /** SQLite's migrations: a step runs on the raw handle, synchronously, inside the runner's IMMEDIATE transaction. */

@@ -21,6 +21,9 @@ import { pairTermsStepPostgres } from "../pair-terms-step.ts";
 import { rebuildSearchPostgres } from "../search-rebuild.ts";
 import { FIRST_TERM_BITS, SECOND_TERM_BITS, termBitsStepPostgres } from "../term-bits-step.ts";
 
+/** The search's term table: rewritten whole by the search migrations, vacuumed after them (`vacuumAfter`). */
+const TERMS = "contact_search_terms";
+
 /**
  * PostgreSQL's own files (db/postgres/): one schema equal to the SQLite files' end state,
  * then its own steps. Applied and checked the same way, under an advisory lock
@@ -36,10 +39,15 @@ export const postgresMigrations: readonly PostgresMigration[] = [
   { name: "0007_duplicates_and_merges", sql: pg0007 },
   { name: "0008_import_rejected_rows", sql: pg0008 },
   { name: "0009_console_indexes", sql: pg0009 },
-  { name: "0010_search_folding", sql: pg0010, after: async (client) => void (await rebuildSearchPostgres(client)) },
-  { name: "0011_search_term_bits", sql: pg0011, after: async (client) => void (await termBitsStepPostgres(client, FIRST_TERM_BITS)) },
-  { name: "0012_search_term_ranges", sql: pg0012 },
-  { name: "0013_search_term_bits_second_hash", sql: pg0013, after: async (client) => void (await termBitsStepPostgres(client, SECOND_TERM_BITS)) },
+  { name: "0010_search_folding", sql: pg0010, after: async (client) => void (await rebuildSearchPostgres(client)), vacuumAfter: [TERMS, "search_typo_keys"] },
+  { name: "0011_search_term_bits", sql: pg0011, after: async (client) => void (await termBitsStepPostgres(client, FIRST_TERM_BITS)), vacuumAfter: [TERMS] },
+  { name: "0012_search_term_ranges", sql: pg0012, vacuumAfter: [TERMS] },
+  {
+    name: "0013_search_term_bits_second_hash",
+    sql: pg0013,
+    after: async (client) => void (await termBitsStepPostgres(client, SECOND_TERM_BITS)),
+    vacuumAfter: [TERMS],
+  },
   { name: "0014_rate_limit_take", sql: pg0014 },
-  { name: "0015_search_pair_terms", sql: pg0015, after: async (client) => void (await pairTermsStepPostgres(client)) },
+  { name: "0015_search_pair_terms", sql: pg0015, after: async (client) => void (await pairTermsStepPostgres(client)), vacuumAfter: [TERMS] },
 ];
