@@ -34,7 +34,14 @@ interface Run {
   jobs: number;
 }
 
-const POSTGRES_UNIT_TESTS = ["test/unit/batch-items-limiter.test.ts", "test/unit/postgres-term-ranges.test.ts", "test/unit/term-bits-step-postgres.test.ts"];
+const POSTGRES_UNIT_TESTS = [
+  "test/unit/batch-items-limiter.test.ts",
+  "test/unit/postgres-term-ranges.test.ts",
+  "test/unit/term-bits-step-postgres.test.ts",
+  "test/unit/pair-terms-step.test.ts",
+  "test/unit/named-statements-postgres.test.ts",
+  "test/unit/vacuum-after-migration-postgres.test.ts",
+];
 
 /** Measured on the 2-core CI machine: more workers than this only make the waits longer (docs/testing.md). */
 const RUNS: Run[] = [
