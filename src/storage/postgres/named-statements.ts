@@ -28,11 +28,12 @@ function isStalePlan(error: unknown): boolean {
 type Rows = pg.QueryResult<pg.QueryResultRow>;
 
 /**
- * node-postgres's client, running the statements marked by `nameStatement` by name. A
- * statement gone stale on this connection is prepared again under a new name (the old one is
- * left to the session), and run again at once when no transaction was open: the failed run
- * changed nothing. Inside a transaction the error reaches the request (500 with Retry-After,
- * docs/api.md §4), whose retry prepares it afresh.
+ * node-postgres's client, running the statements marked by `nameStatement` by name. When one
+ * has gone stale, this connection moves to a new generation of names (`crm_7_1`): the
+ * migration that changed it may have changed others, and each is prepared again as it next
+ * runs (the old ones are left to the session). The stale run is repeated at once when no
+ * transaction was open, since it changed nothing; inside a transaction the error reaches the
+ * request (500 with Retry-After, docs/api.md §4), whose retry finds the new name.
  */
 export class NamedStatementsClient extends pg.Client {
   #generation = 0;
