@@ -50,7 +50,7 @@ export async function migratePostgres(pool: Pool, list: readonly Migration[] = p
  * VACUUM ANALYZE of the tables the applied migrations rewrote (`vacuumAfter`), once each,
  * still under the start lock (VACUUM cannot run in a transaction): the first searches after
  * an upgrade read index-only ranges planned on real statistics, not the heap (7 s for the
- * term table at 1,110,000 contacts, docs/operations.md §3.3). Reads and writes go on meanwhile.
+ * term table after 0013 at 1,110,000 contacts, docs/operations.md §3.3). Reads and writes go on meanwhile.
  */
 async function vacuumRewritten(client: PoolClient, applied: readonly Migration[]): Promise<void> {
   const tables = [...new Set(applied.flatMap((m) => m.vacuumAfter ?? []))];
