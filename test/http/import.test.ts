@@ -222,7 +222,9 @@ describe("crm import options and refusals", () => {
       const cmd = [BUN, "src/main.ts", "import", path, "--project", p.id, "--json"];
       const started = Date.now();
       // Async: the test's event loop keeps running while the import does.
-      const r = await runCommand(timed ? ["/usr/bin/time", "-v", ...cmd] : cmd, { cwd: REPO_ROOT, env: srv.env, allowFail: true, timeoutMs: 280_000 });
+      // Generous: this test bounds memory, not speed (126 s for both files alone here; past 300 s
+      // while the PostgreSQL suite shared the two cores). Speed is bench/'s business.
+      const r = await runCommand(timed ? ["/usr/bin/time", "-v", ...cmd] : cmd, { cwd: REPO_ROOT, env: srv.env, allowFail: true, timeoutMs: 560_000 });
       const seconds = (Date.now() - started) / 1000;
       expect(r.exitCode, r.stderr).toBe(0);
       const rssKb = Number(/Maximum resident set size \(kbytes\): (\d+)/.exec(r.stderr)?.[1] ?? NaN);
@@ -244,5 +246,5 @@ describe("crm import options and refusals", () => {
     }
     const res = await p.api("GET", "/contacts", { query: { search: "user99999@example.com" } });
     expect(res.json.data.map((c: any) => c.lastName)).toEqual(["Last, 99999"]);
-  }, 300_000);
+  }, 600_000);
 });
