@@ -172,7 +172,6 @@ async function readDriven(db: Db, driver: Driver, f: ContactFilters, wanted: num
   const ids: number[] = [];
   let after = f.after;
   for (let round = 0; round < 100 && ids.length < wanted; round++) {
-    const batch = wanted * 2;
     const position = after;
     const checks = { searchWords: f.searchWords, notAll: f.notAll };
     const checked = !!(checks.searchWords?.length || checks.notAll);
@@ -186,6 +185,10 @@ async function readDriven(db: Db, driver: Driver, f: ContactFilters, wanted: num
     // (the words are rare together), the rest of the range is read once, each row that passes
     // the bits looked up in the same statement, rather than page by page.
     const lookUpAfter = round === 0 && checked && !driver.ordered && bitsTestAll;
+    // Looked up after, the first page's rows are read with a quarter more than it needs, not
+    // twice: the bits let few rows through that fail the lookup, and each row read is a
+    // lookup, a page read for the first time on a cold cache (docs/performance.md).
+    const batch = lookUpAfter ? wanted + Math.ceil(wanted / 4) : wanted * 2;
     const narrowed = (base: DriverQuery) => {
       let q = base;
       if (driver.termRows) {

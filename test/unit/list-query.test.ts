@@ -190,6 +190,17 @@ describe("GET /contacts drivers", () => {
     expect(await walkAll({ searchWords: prefixWords(["paul1", "st"]) }, 5)).toEqual(await expected((s) => prefixMatch(s, "paul1") && prefixMatch(s, "st")));
   });
 
+  test("when more of the first rows read fail their lookup than the quarter read beyond the page, the rest of the range is read and every match still comes once, in order", async () => {
+    // Contacts CR-1000 to CR-1999 (and CR-1, CR-10…) are left out by `notAll`: a long run of
+    // rows in list order that pass the bits and fail the lookup.
+    const notAll = [[{ term: "cr-1", prefix: true }]];
+    for (const tokens of [["pau", "sto"], ["paul", "stone"], ["mar", "sto"]]) {
+      const want = await expected((s) => tokens.every((t) => prefixMatch(s, t)) && !`cr-${s.number}`.startsWith("cr-1"));
+      expect(want.length).toBeGreaterThan(0);
+      for (const limit of [3, 7, 50]) expect({ tokens, limit, got: await walkAll({ searchWords: prefixWords(tokens), notAll }, limit) }).toEqual({ tokens, limit, got: want });
+    }
+  });
+
   test("a rare prefix (sorted) with updatedSince and a type, page after page", async () => {
     const since = (await db.selectFrom("contacts").select("updated_at").where("contact_number", "=", 100).executeTakeFirstOrThrow()).updated_at;
     const times = new Map((await db.selectFrom("contacts").select(["contact_number", "updated_at"]).execute()).map((r) => [r.contact_number, r.updated_at]));
