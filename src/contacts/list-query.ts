@@ -24,6 +24,13 @@ export interface ContactFilters {
   after?: [string, number];
 }
 
+/**
+ * The counts a request has already taken (`countUpTo`), by statement: relevance's tiers
+ * (src/contacts/search/relevance.ts) count the same pair term. A count only chooses the
+ * driver, never what is found, so one taken a moment before serves.
+ */
+export type RangeCounts = Map<string, number>;
+
 /** Below this many matches a search prefix is sorted; above it, walked in list order. */
 const DENSE_PREFIX = 2000;
 /**
@@ -50,10 +57,10 @@ export const pairTermsDrive = { enabled: true };
  * filled through the API, with no statistics, `?email=` walked the whole project
  * (docs/performance.md).
  */
-export async function listContactRows(db: Db, projectId: string, f: ContactFilters, limit: number): Promise<ContactView[]> {
+export async function listContactRows(db: Db, projectId: string, f: ContactFilters, limit: number, counts?: RangeCounts): Promise<ContactView[]> {
   if (f.contactTypeIds?.length === 0) return [];
   if (f.emailKey !== undefined || f.phoneKey !== undefined) return keyedRows(db, projectId, f, limit);
-  const search = f.searchWords?.length ? await searchDriver(db, projectId, f.searchWords, limit + 1) : null;
+  const search = f.searchWords?.length ? await searchDriver(db, projectId, f.searchWords, limit + 1, counts) : null;
   if (search?.driver) return contactRowsByIds(db, projectId, await drivenIds(db, search.driver, { ...f, searchWords: search.rest }, limit + 1));
   // No search word is rare enough to drive (only dense 1–2 letter words): they become checks.
   if (f.tagIds?.length) {
@@ -276,7 +283,7 @@ function tagDriver(tagId: string): Driver {
  * fewer bits is sorted under `weakSortedMax` rows. A word implied by another ("ma" by "mar")
  * is never sorted.
  */
-async function searchDriver(db: Db, projectId: string, words: SearchWord[], wanted: number) {
+async function searchDriver(db: Db, projectId: string, words: SearchWord[], wanted: number, taken?: RangeCounts) {
   const range = (d: Db, word: SearchWord) => termRanges(d, projectId, word.matches);
   const walkable = (word: SearchWord) => (word.matches.length === 1 && [...word.matches[0]!.term].length >= HEAD_LENGTH ? word.matches[0]! : null);
   const walk = (match: TermMatch) => (d: Db) => {
@@ -299,11 +306,11 @@ async function searchDriver(db: Db, projectId: string, words: SearchWord[], want
   // Two words of different heads: the contacts with both heads (their pair term) are few; every word is tested on them.
   const pair = pairTermsDrive.enabled ? pairOf(words) : null;
   if (pair) {
-    const n = await countUpTo(db, range(db, pair), cap);
+    const n = await countUpTo(db, projectId, pair.matches, cap, taken);
     if (n < cap) {
       // Whole words (relevance's first tier, docs/api.md §11.6): one of them is often far rarer
       // than the pair ("jame" whole against every jam…+bro… contact): its range is sorted instead.
-      const whole = words.every((w) => w.matches.every((m) => !m.prefix)) ? await rarestUnder(db, projectId, words, Math.min(n, DENSE_PREFIX)) : null;
+      const whole = words.every((w) => w.matches.every((m) => !m.prefix)) ? await rarestUnder(db, projectId, words, Math.min(n, DENSE_PREFIX), taken) : null;
       return whole ? { driver: sorted(whole), rest: words.filter((w) => w !== whole) } : { driver: sorted(pair), rest: words };
     }
   }
@@ -312,7 +319,7 @@ async function searchDriver(db: Db, projectId: string, words: SearchWord[], want
       // A walkable word (or one whose walks merge) walks once past 2,000 (of several words, unless
       // one is sorted: counted on below, `sortedMax`): no need to count further.
       const limit = lone || walkable(word) || merges(word) ? DENSE_PREFIX : cap;
-      const n = word.matches.length === 0 ? 0 : await countUpTo(db, range(db, word), limit);
+      const n = word.matches.length === 0 ? 0 : await countUpTo(db, projectId, word.matches, limit, taken);
       const match = walkable(word);
       return { word, i, n, counted: n < limit, match, length: match ? [...match.term].length : 0 };
     }),
@@ -339,7 +346,7 @@ async function searchDriver(db: Db, projectId: string, words: SearchWord[], want
     // All past the cap: the likeliest rarest (the longest term; then the later word, a last name
     // after a first) is counted on to `sortedMax`, and sorted when under it.
     const likeliest = [...pool].sort((a, b) => longest(b.word) - longest(a.word) || b.i - a.i)[0]!;
-    if ((await countUpTo(db, range(db, likeliest.word), sortedRangeLimits.sortedMax)) < sortedRangeLimits.sortedMax) return { driver: sorted(likeliest.word), rest: others(likeliest.word) };
+    if ((await countUpTo(db, projectId, likeliest.word.matches, sortedRangeLimits.sortedMax, taken)) < sortedRangeLimits.sortedMax) return { driver: sorted(likeliest.word), rest: others(likeliest.word) };
   }
   const best = counts[0]!;
   const rest = words.filter((w) => w !== best.word);
@@ -354,7 +361,7 @@ async function searchDriver(db: Db, projectId: string, words: SearchWord[], want
     // Only a word of 4 or more letters: a shorter one's range is never that small in a large
     // project, and it often overlaps the walked word ("ma mar": every walked row matches both).
     const weak = testable.filter((c) => !pool.includes(c) && longest(c.word) > HEAD_LENGTH).sort((a, b) => longest(b.word) - longest(a.word) || b.i - a.i)[0];
-    if (weak && (weak.counted ? weak.n : await countUpTo(db, range(db, weak.word), sortedRangeLimits.weakSortedMax)) < sortedRangeLimits.weakSortedMax) {
+    if (weak && (weak.counted ? weak.n : await countUpTo(db, projectId, weak.word.matches, sortedRangeLimits.weakSortedMax, taken)) < sortedRangeLimits.weakSortedMax) {
       return { driver: sorted(weak.word), rest: others(weak.word) };
     }
   }
@@ -366,10 +373,10 @@ async function searchDriver(db: Db, projectId: string, words: SearchWord[], want
 }
 
 /** Of `words`, the one with the fewest term rows when that is under `limit` (each counted up to it). */
-async function rarestUnder(db: Db, projectId: string, words: SearchWord[], limit: number): Promise<SearchWord | null> {
+async function rarestUnder(db: Db, projectId: string, words: SearchWord[], limit: number, counts?: RangeCounts): Promise<SearchWord | null> {
   let best: { word: SearchWord; n: number } | null = null;
   for (const word of words) {
-    const n = word.matches.length === 0 ? 0 : await countUpTo(db, termRanges(db, projectId, word.matches), limit);
+    const n = word.matches.length === 0 ? 0 : await countUpTo(db, projectId, word.matches, limit, counts);
     if (n < limit && (!best || n < best.n)) best = { word, n };
     if (best?.n === 0) break;
   }
@@ -415,14 +422,19 @@ function termRanges(db: Db, projectId: string, matches: TermMatch[]): DriverQuer
 }
 
 /**
- * The rows of `range` (term rows as `t`), counted up to `limit`: no more of the index is read.
- * A UNION ALL of ranges (`termRanges`) is read range by range and stops once `limit` rows
+ * The project's term rows in one of `matches` (`termRanges`), counted up to `limit`: no more
+ * of the index is read (a count `taken` already by this request is not taken again). A UNION ALL of ranges (`termRanges`) is read range by range and stops once `limit` rows
  * are in: neither PostgreSQL's Append nor SQLite's compound co-routine reads further.
  */
-async function countUpTo(db: Db, range: DriverQuery, limit: number): Promise<number> {
+async function countUpTo(db: Db, projectId: string, matches: TermMatch[], limit: number, taken?: RangeCounts): Promise<number> {
+  const key = `${projectId}\0${limit}\0${JSON.stringify(matches)}`;
+  const kept = taken?.get(key);
+  if (kept !== undefined) return kept;
   const row = await db
-    .selectFrom(range.select("t.contact_id").limit(limit).as("m") as never)
+    .selectFrom(termRanges(db, projectId, matches).select("t.contact_id").limit(limit).as("m") as never)
     .select((eb) => eb.fn.countAll<number>().as("n"))
     .executeTakeFirstOrThrow();
-  return Number((row as { n: number | string }).n);
+  const n = Number((row as { n: number | string }).n);
+  taken?.set(key, n);
+  return n;
 }

@@ -72,6 +72,12 @@ describe("sort=relevance orders exact, then prefix, then typo, then updatedAt de
     await f.touch(p1!);
     expect(await f.list({ search: "ander", sort: "relevance" })).toEqual([e1, e2, p1, p3, p2]);
     expect(await f.list({ search: "ander" })).toEqual([p1, e1, p3, e2, p2]);
+    // Pages of every size: a first page that holds the exact matches whole and then prefix
+    // matches, one that holds them exactly, one that ends inside them; the later pages go on.
+    for (const limit of [1, 2, 3, 4]) {
+      const { items } = await walk(f.api, "/contacts", { search: "ander", sort: "relevance", limit });
+      expect({ limit, got: items.map((c) => c.contactId) }).toEqual({ limit, got: [e1, e2, p1, p3, p2] });
+    }
   });
 
   test("a contact ranks by its weakest word: every word exact first, then any word by prefix", async () => {

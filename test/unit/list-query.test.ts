@@ -12,6 +12,8 @@ import { join } from "node:path";
 import type { CompiledQuery, Kysely, KyselyPlugin } from "kysely";
 import { listContactRows, pairTermsDrive, sortedRangeLimits, type ContactFilters } from "../../src/contacts/list-query.ts";
 import { PAIR_ANY, pairTerm } from "../../src/contacts/search/pair-terms.ts";
+import { resolveSearch } from "../../src/contacts/search/query.ts";
+import { relevanceRows } from "../../src/contacts/search/relevance.ts";
 import { findTagIds } from "../../src/reference/repository.ts";
 import { createContact, patchContact } from "../../src/contacts/service.ts";
 import { openDatabase } from "../../src/storage/sqlite/open.ts";
@@ -493,6 +495,33 @@ describe("GET /contacts: two words of different heads drive by their pair term",
     const want = await expected((s) => prefixMatch(s, "mar") && prefixMatch(s, "stone") && !(s.first === "Marek" && s.last === "Stone"));
     expect(want.length).toBeGreaterThan(1000);
     for (const limit of [7, 50, 200]) expect(await walkAll({ searchWords: prefixWords(["mar", "stone"]), notAll }, limit)).toEqual(want);
+  });
+
+  test("sort=relevance counts the pair's range once for both tiers, and its first page is the whole words, then the rest, each newest first", async () => {
+    const other = (await createProject(db, "relevance-pair", isoNow(systemClock))).id;
+    const made: Array<{ number: number; whole: boolean }> = [];
+    await db.transaction().execute(async (trx) => {
+      for (let i = 0; i < 12; i++) {
+        const whole = i % 3 === 0;
+        const body = whole ? { firstName: "Ann", lastName: "Lee" } : { firstName: "Anna", lastName: "Leeson" };
+        const c = await createContact(trx, other, body, { emitEvent: false, now: isoNow(systemClock) });
+        made.push({ number: Number(c.contactId.slice(3)), whole });
+      }
+    });
+    const newestFirst = (xs: typeof made) => xs.map((m) => m.number).sort((a, b) => b - a);
+    const search = await resolveSearch(db, other, "ann lee");
+    for (const limit of [50, 4, 3]) {
+      const statements: CompiledQuery[] = [];
+      const recorder: KyselyPlugin = {
+        transformQuery: ({ node, queryId }) => (statements.push(db.getExecutor().compileQuery(node, queryId)), node),
+        transformResult: async ({ result }) => result,
+      };
+      const rows = await relevanceRows(db.withPlugin(recorder), other, { searchWords: search.words }, search, undefined, limit);
+      const pairCounts = statements.filter((st) => st.sql.startsWith("select count(*)") && (st.parameters as unknown[]).includes(pairTerm("ann", "lee")));
+      expect({ limit, pairCounts: pairCounts.length }).toEqual({ limit, pairCounts: 1 });
+      const want = [...newestFirst(made.filter((m) => m.whole)), ...newestFirst(made.filter((m) => !m.whole))].slice(0, limit + 1);
+      expect({ limit, got: rows.map((r) => [r.contact_number, r.rank]) }).toEqual({ limit, got: want.map((n) => [n, made.find((m) => m.number === n)!.whole ? 0 : 1]) });
+    }
   });
 
   test("a contact with more heads than are paired is found through the many-heads term", async () => {

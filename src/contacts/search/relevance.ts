@@ -1,5 +1,5 @@
 import type { Db } from "../../storage/schema.ts";
-import { listContactRows, type ContactFilters } from "../list-query.ts";
+import { listContactRows, type ContactFilters, type RangeCounts } from "../list-query.ts";
 import type { ContactView } from "../repository.ts";
 import type { ResolvedSearch } from "./query.ts";
 
@@ -27,13 +27,26 @@ export async function relevanceRows(
     return rows.map((r) => ({ ...r, rank: RANK.typo }));
   }
   const exact = search.words.map((w) => w.exact);
+  // The tiers count the same ranges (two words' pair term): each is counted once.
+  const counts: RangeCounts = new Map();
   const rows: Array<ContactView & { rank: number }> = [];
   if (!after || after[0] === RANK.exact) {
-    const tier = await listContactRows(db, projectId, { ...filters, searchWords: exact.map((m) => ({ matches: m, exact: m })), after: keys(RANK.exact) }, limit);
+    const tier = await listContactRows(db, projectId, { ...filters, searchWords: exact.map((m) => ({ matches: m, exact: m })), after: keys(RANK.exact) }, limit, counts);
     rows.push(...tier.map((r) => ({ ...r, rank: RANK.exact })));
     if (rows.length > limit) return rows;
   }
-  const rest = await listContactRows(db, projectId, { ...filters, notAll: exact, after: keys(RANK.prefix) }, limit - rows.length);
+  const wanted = limit - rows.length;
+  if (!after) {
+    // The first page read the first tier whole: its contacts are known, so the second tier is
+    // the plain search less them, read `known` rows further, rather than a lookup of every
+    // word's whole terms on each row it reads (`notAll`): every first-tier contact is also a
+    // match of the plain search (a whole term is a prefix of itself).
+    const known = new Set(rows.map((r) => r.contact_number));
+    const plain = await listContactRows(db, projectId, { ...filters, after: undefined }, wanted + known.size, counts);
+    rows.push(...plain.filter((r) => !known.has(r.contact_number)).slice(0, wanted + 1).map((r) => ({ ...r, rank: RANK.prefix })));
+    return rows;
+  }
+  const rest = await listContactRows(db, projectId, { ...filters, notAll: exact, after: keys(RANK.prefix) }, wanted, counts);
   rows.push(...rest.map((r) => ({ ...r, rank: RANK.prefix })));
   return rows;
 }
