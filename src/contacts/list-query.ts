@@ -61,6 +61,7 @@ export async function listContactRows(db: Db, projectId: string, f: ContactFilte
   if (f.contactTypeIds?.length === 0) return [];
   if (f.emailKey !== undefined || f.phoneKey !== undefined) return keyedRows(db, projectId, f, limit);
   const search = f.searchWords?.length ? await searchDriver(db, projectId, f.searchWords, limit + 1, counts) : null;
+  if (search?.none) return [];
   if (search?.driver) return contactRowsByIds(db, projectId, await drivenIds(db, search.driver, { ...f, searchWords: search.rest }, limit + 1));
   // No search word is rare enough to drive (only dense 1–2 letter words): they become checks.
   if (f.tagIds?.length) {
@@ -281,9 +282,9 @@ function tagDriver(tagId: string): Driver {
  * `sortedMax` when counted on, rows: reading a range is cheap when most rows fail the bits.
  * When that fails and a dense word would be walked, a word of 4+ letters whose others test
  * fewer bits is sorted under `weakSortedMax` rows. A word implied by another ("ma" by "mar")
- * is never sorted.
+ * is never sorted. A word (or pair) counted 0 has no match: `none`, nothing more is read.
  */
-async function searchDriver(db: Db, projectId: string, words: SearchWord[], wanted: number, taken?: RangeCounts) {
+async function searchDriver(db: Db, projectId: string, words: SearchWord[], wanted: number, taken?: RangeCounts): Promise<{ driver: Driver | null; rest: SearchWord[]; none?: boolean }> {
   const range = (d: Db, word: SearchWord) => termRanges(d, projectId, word.matches);
   const walkable = (word: SearchWord) => (word.matches.length === 1 && [...word.matches[0]!.term].length >= HEAD_LENGTH ? word.matches[0]! : null);
   const walk = (match: TermMatch) => (d: Db) => {
@@ -307,11 +308,13 @@ async function searchDriver(db: Db, projectId: string, words: SearchWord[], want
   const pair = pairTermsDrive.enabled ? pairOf(words) : null;
   if (pair) {
     const n = await countUpTo(db, projectId, pair.matches, cap, taken);
+    if (n === 0) return NONE;
     if (n < cap) {
       // Whole words (relevance's first tier, docs/api.md §11.6): one of them is often far rarer
       // than the pair ("jame" whole against every jam…+bro… contact): its range is sorted instead.
       const whole = words.every((w) => w.matches.every((m) => !m.prefix)) ? await rarestUnder(db, projectId, words, Math.min(n, DENSE_PREFIX), taken) : null;
-      return whole ? { driver: sorted(whole), rest: words.filter((w) => w !== whole) } : { driver: sorted(pair), rest: words };
+      if (whole?.n === 0) return NONE;
+      return whole ? { driver: sorted(whole.word), rest: words.filter((w) => w !== whole.word) } : { driver: sorted(pair), rest: words };
     }
   }
   const counts = await Promise.all(
@@ -324,6 +327,7 @@ async function searchDriver(db: Db, projectId: string, words: SearchWord[], want
       return { word, i, n, counted: n < limit, match, length: match ? [...match.term].length : 0 };
     }),
   );
+  if (counts.some((c) => c.n === 0)) return NONE;
   // Rarest first; among words past the cap, a walkable one, the longest (a longer prefix matches fewer).
   const rank = (c: { length: number; match: TermMatch | null }) => (c.match?.prefix && c.length === HEAD_LENGTH ? 1000 : c.length);
   counts.sort((a, b) => (a.n !== b.n ? a.n - b.n : rank(b) - rank(a) || a.i - b.i));
@@ -372,15 +376,15 @@ async function searchDriver(db: Db, projectId: string, words: SearchWord[], want
   return { driver: sorted(best.word), rest };
 }
 
-/** Of `words`, the one with the fewest term rows when that is under `limit` (each counted up to it). */
-async function rarestUnder(db: Db, projectId: string, words: SearchWord[], limit: number, counts?: RangeCounts): Promise<SearchWord | null> {
+/** Of `words`, the one with the fewest term rows when that is under `limit` (each counted up to it), and that count. */
+async function rarestUnder(db: Db, projectId: string, words: SearchWord[], limit: number, counts?: RangeCounts): Promise<{ word: SearchWord; n: number } | null> {
   let best: { word: SearchWord; n: number } | null = null;
   for (const word of words) {
     const n = word.matches.length === 0 ? 0 : await countUpTo(db, projectId, word.matches, limit, counts);
     if (n < limit && (!best || n < best.n)) best = { word, n };
     if (best?.n === 0) break;
   }
-  return best?.word ?? null;
+  return best;
 }
 
 /**
@@ -392,6 +396,9 @@ function pairOf(words: SearchWord[]): SearchWord | null {
   if (heads.length < 2) return null;
   return { matches: [{ term: pairTerm(heads[0]!, heads[1]!), prefix: false }, { term: PAIR_ANY, prefix: false }], exact: [] };
 }
+
+/** A word no term of the project matches (counted 0): no contact has every word, nothing is read. */
+const NONE = { driver: null, rest: [] as SearchWord[], none: true } as const;
 
 /** Every term `other` matches starts with a prefix `word` matches: a contact with `other` has `word`. */
 const impliedBy = (word: SearchWord, other: SearchWord) =>

@@ -203,6 +203,22 @@ describe("GET /contacts drivers", () => {
     }
   });
 
+  test("a word (or two words' pair) no term of the project matches answers an empty page at once: no driver is read, nor any contact", async () => {
+    for (const tokens of [["zzzz"], ["zzzz", "mar"], ["mar", "zzzz1"], ["paul", "zoe"], ["zzzz", "m"]]) {
+      // The statements run (a subquery is handed to plugins too, but only a statement run has a result).
+      const compiled = new Map<unknown, string>();
+      const run: string[] = [];
+      const recorder: KyselyPlugin = {
+        transformQuery: ({ node, queryId }) => (compiled.has(queryId) || compiled.set(queryId, db.getExecutor().compileQuery(node, queryId).sql), node),
+        transformResult: async ({ result, queryId }) => (run.push(compiled.get(queryId)!), result),
+      };
+      expect(await listContactRows(db.withPlugin(recorder), projectId, { searchWords: prefixWords(tokens) }, 10)).toEqual([]);
+      expect({ tokens, read: run.filter((sql) => !sql.startsWith("select count(*)") && !sql.startsWith('select "contact_count"')) }).toEqual({ tokens, read: [] });
+    }
+    // ("paul zoe": both names exist, never on one contact: their pair term has no row.)
+    expect(await expected((s) => prefixMatch(s, "paul") && prefixMatch(s, "zoe"))).toEqual([]);
+  });
+
   test("a rare prefix (sorted) with updatedSince and a type, page after page", async () => {
     const since = (await db.selectFrom("contacts").select("updated_at").where("contact_number", "=", 100).executeTakeFirstOrThrow()).updated_at;
     const times = new Map((await db.selectFrom("contacts").select(["contact_number", "updated_at"]).execute()).map((r) => [r.contact_number, r.updated_at]));
