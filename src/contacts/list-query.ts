@@ -22,6 +22,8 @@ export interface ContactFilters {
   notAll?: TermMatch[][];
   /** Keyset position: [updatedAt, contactNumber] of the last row of the previous page. */
   after?: [string, number];
+  /** Contacts (by id) left out of the page: relevance's first tier, already read (src/contacts/search/relevance.ts). */
+  leaveOut?: ReadonlySet<number>;
 }
 
 /**
@@ -58,15 +60,24 @@ export const pairTermsDrive = { enabled: true };
  * (docs/performance.md).
  */
 export async function listContactRows(db: Db, projectId: string, f: ContactFilters, limit: number, counts?: RangeCounts): Promise<ContactView[]> {
+  const { leaveOut } = f;
+  if (!leaveOut?.size) return pageRows(db, projectId, f, limit, counts);
+  // The page is read `leaveOut.size` rows further, those contacts dropped (a driver drops their ids before reading rows).
+  const rows = await pageRows(db, projectId, { ...f, leaveOut: undefined }, limit + leaveOut.size, counts, leaveOut);
+  return rows.filter((r) => !leaveOut.has(Number(r.id))).slice(0, limit + 1);
+}
+
+async function pageRows(db: Db, projectId: string, f: ContactFilters, limit: number, counts?: RangeCounts, skip?: ReadonlySet<number>): Promise<ContactView[]> {
+  const rowsOf = (ids: number[]) => contactRowsByIds(db, projectId, skip ? ids.filter((id) => !skip.has(id)) : ids);
   if (f.contactTypeIds?.length === 0) return [];
   if (f.emailKey !== undefined || f.phoneKey !== undefined) return keyedRows(db, projectId, f, limit);
   const search = f.searchWords?.length ? await searchDriver(db, projectId, f.searchWords, limit + 1, counts) : null;
   if (search?.none) return [];
-  if (search?.driver) return contactRowsByIds(db, projectId, await drivenIds(db, search.driver, { ...f, searchWords: search.rest }, limit + 1));
+  if (search?.driver) return rowsOf(await drivenIds(db, search.driver, { ...f, searchWords: search.rest }, limit + 1));
   // No search word is rare enough to drive (only dense 1–2 letter words): they become checks.
   if (f.tagIds?.length) {
     const [first, ...rest] = await rarestTagFirst(db, f.tagIds);
-    return contactRowsByIds(db, projectId, await drivenIds(db, tagDriver(first!), { ...f, tagIds: rest }, limit + 1));
+    return rowsOf(await drivenIds(db, tagDriver(first!), { ...f, tagIds: rest }, limit + 1));
   }
   if (f.contactTypeIds) return typedRows(db, projectId, f, f.contactTypeIds, limit);
   // A trashed contact keeps its row (docs/api.md §19.3) and is left out here; the other paths find contacts through rows it no longer has.

@@ -38,12 +38,12 @@ export async function relevanceRows(
   const wanted = limit - rows.length;
   if (!after) {
     // The first page read the first tier whole: its contacts are known, so the second tier is
-    // the plain search less them, read `known` rows further, rather than a lookup of every
-    // word's whole terms on each row it reads (`notAll`): every first-tier contact is also a
-    // match of the plain search (a whole term is a prefix of itself).
-    const known = new Set(rows.map((r) => r.contact_number));
-    const plain = await listContactRows(db, projectId, { ...filters, after: undefined }, wanted + known.size, counts);
-    rows.push(...plain.filter((r) => !known.has(r.contact_number)).slice(0, wanted + 1).map((r) => ({ ...r, rank: RANK.prefix })));
+    // the plain search less them (`leaveOut`), rather than a lookup of every word's whole
+    // terms on each row it reads (`notAll`): every first-tier contact is also a match of the
+    // plain search (a whole term is a prefix of itself).
+    const leaveOut = new Set(rows.map((r) => Number(r.id)));
+    const plain = await listContactRows(db, projectId, { ...filters, after: undefined, leaveOut }, wanted, counts);
+    rows.push(...plain.map((r) => ({ ...r, rank: RANK.prefix })));
     return rows;
   }
   const rest = await listContactRows(db, projectId, { ...filters, notAll: exact, after: keys(RANK.prefix) }, wanted, counts);
