@@ -257,6 +257,15 @@ describe("GET /contacts pages: whole rows, limit + 1 of them, in list order", ()
       }
     });
 
+  for (const [name, filters] of FILTERS)
+    test(`${name}: contacts left out by id (relevance's first tier) are not on the page, which still holds limit + 1 rows`, async () => {
+      const f = await filters();
+      const all = await listContactRows(db, projectId, f, 30);
+      const leaveOut = new Set(all.filter((_, i) => i % 3 !== 1).slice(0, 12).map((r) => Number(r.id)));
+      const page = await listContactRows(db, projectId, { ...f, leaveOut }, 10);
+      expect(page.map((r) => r.contact_number)).toEqual(all.filter((r) => !leaveOut.has(Number(r.id))).slice(0, 11).map((r) => r.contact_number));
+    });
+
   test("an empty set of contact types (a category with no type) matches nothing, whatever else is asked", async () => {
     expect(await listContactRows(db, projectId, { contactTypeIds: [] }, 10)).toHaveLength(0);
     expect(await listContactRows(db, projectId, { contactTypeIds: [], searchWords: prefixWords(["mar"]) }, 10)).toHaveLength(0);
