@@ -388,10 +388,10 @@ async function searchDriver(db: Db, projectId: string, words: SearchWord[], want
 }
 
 /** Of `words`, the one with the fewest term rows when that is under `limit` (each counted up to it), and that count. */
-async function rarestUnder(db: Db, projectId: string, words: SearchWord[], limit: number, counts?: RangeCounts): Promise<{ word: SearchWord; n: number } | null> {
+async function rarestUnder(db: Db, projectId: string, words: SearchWord[], limit: number, taken?: RangeCounts): Promise<{ word: SearchWord; n: number } | null> {
   let best: { word: SearchWord; n: number } | null = null;
   for (const word of words) {
-    const n = word.matches.length === 0 ? 0 : await countUpTo(db, projectId, word.matches, limit, counts);
+    const n = word.matches.length === 0 ? 0 : await countUpTo(db, projectId, word.matches, limit, taken);
     if (n < limit && (!best || n < best.n)) best = { word, n };
     if (best?.n === 0) break;
   }
@@ -441,8 +441,9 @@ function termRanges(db: Db, projectId: string, matches: TermMatch[]): DriverQuer
 
 /**
  * The project's term rows in one of `matches` (`termRanges`), counted up to `limit`: no more
- * of the index is read (a count `taken` already by this request is not taken again). A UNION ALL of ranges (`termRanges`) is read range by range and stops once `limit` rows
- * are in: neither PostgreSQL's Append nor SQLite's compound co-routine reads further.
+ * of the index is read. A UNION ALL of ranges is read range by range and stops once `limit`
+ * rows are in: neither PostgreSQL's Append nor SQLite's compound co-routine reads further. A
+ * count this request has `taken` already is not taken again.
  */
 async function countUpTo(db: Db, projectId: string, matches: TermMatch[], limit: number, taken?: RangeCounts): Promise<number> {
   const key = `${projectId}\0${limit}\0${JSON.stringify(matches)}`;
