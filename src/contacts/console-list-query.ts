@@ -112,7 +112,7 @@ function driverQuery(db: Db, projectId: string, part: Part): { idRef: string; q:
           .where((inner) => projectTermIn(inner, "contact_search_terms", projectId, matches));
       if (part.matches.length <= 1) return { idRef: "contact_search_terms.contact_id", q: range(part.matches).distinct() };
       // Several ranges (a phone's forms, a typo's near words): a UNION of one index range each,
-      // as in src/contacts/list-query.ts termRanges (as one OR, PostgreSQL read them through a
+      // as in src/contacts/search/driver.ts termRanges (as one OR, PostgreSQL read them through a
       // BitmapOr, visiting the table for every row).
       const [first, ...rest] = part.matches.map((m) => range([m]));
       const union = rest.reduce((all, arm) => all.union(arm), first!);

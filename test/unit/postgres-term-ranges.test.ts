@@ -76,7 +76,7 @@ describe.skipIf(testBackend() !== "postgres")("PostgreSQL: the plans of a search
   test("a word of several ranges (a phone's digits forward, reversed and as text) reads each range alone from contact_search_terms_pkey, never through a BitmapOr", async () => {
     // As one OR, PostgreSQL read the ranges through a BitmapOr and a Bitmap Heap Scan: every range
     // whole and a table page per row, before any LIMIT ("3315" at 1.1 M: 13–85 ms to count 2,000).
-    // src/contacts/list-query.ts termRanges makes them a UNION ALL. Bitmap scans are on for this test.
+    // src/contacts/search/driver.ts termRanges makes them a UNION ALL. Bitmap scans are on for this test.
     const db = pg!.db;
     await sql`RESET enable_bitmapscan`.execute(db);
     try {

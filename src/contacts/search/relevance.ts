@@ -1,5 +1,6 @@
 import type { Db } from "../../storage/schema.ts";
-import { listContactRows, type ContactFilters, type RangeCounts } from "../list-query.ts";
+import { listContactRows, type ContactFilters } from "../list-query.ts";
+import type { RangeCounts } from "./driver.ts";
 import type { ContactView } from "../repository.ts";
 import type { ResolvedSearch } from "./query.ts";
 
