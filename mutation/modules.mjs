@@ -11,7 +11,7 @@ export const modules = {
   signature: { mutate: ["src/webhooks/signature.ts"], tests: ["test/unit/signature.test.ts"] },
   cursor: { mutate: ["src/lib/cursor.ts", "src/storage/keyset.ts"], tests: ["test/unit/cursor.test.ts", "test/unit/keyset.test.ts"] },
   limiter: { mutate: ["src/auth/limiter.ts", "src/auth/rate-limiter.ts"], tests: ["test/unit/limiter.test.ts", "test/unit/rate-limiter.test.ts"] },
-  "list-query": { mutate: ["src/contacts/list-query.ts"], tests: ["test/unit/list-query.test.ts", "test/unit/query-plans.test.ts"] },
+  "list-query": { mutate: ["src/contacts/list-query.ts", "src/contacts/search/driver.ts"], tests: ["test/unit/list-query.test.ts", "test/unit/query-plans.test.ts"] },
   matching: { mutate: ["src/contacts/matching.ts"], tests: ["test/unit/matching.test.ts"] },
   "address-policy": { mutate: ["src/webhooks/address-policy.ts"], tests: ["test/unit/address-policy.test.ts"] },
   "contact-apply": { mutate: ["src/contacts/apply.ts"], tests: ["test/unit/apply.test.ts"] },
